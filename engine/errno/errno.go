@@ -1,0 +1,122 @@
+// Package errno holds the error numbers of wasi_snapshot_preview1, which are
+// what a guest's syscall.Errno values mean. The simulated disk and network
+// return these directly, so the WASI layer passes them through unchanged.
+package errno
+
+// Errno is a WASI error number. Zero means success.
+type Errno uint16
+
+const (
+	SUCCESS Errno = iota
+	E2BIG
+	EACCES
+	EADDRINUSE
+	EADDRNOTAVAIL
+	EAFNOSUPPORT
+	EAGAIN
+	EALREADY
+	EBADF
+	EBADMSG
+	EBUSY
+	ECANCELED
+	ECHILD
+	ECONNABORTED
+	ECONNREFUSED
+	ECONNRESET
+	EDEADLK
+	EDESTADDRREQ
+	EDOM
+	EDQUOT
+	EEXIST
+	EFAULT
+	EFBIG
+	EHOSTUNREACH
+	EIDRM
+	EILSEQ
+	EINPROGRESS
+	EINTR
+	EINVAL
+	EIO
+	EISCONN
+	EISDIR
+	ELOOP
+	EMFILE
+	EMLINK
+	EMSGSIZE
+	EMULTIHOP
+	ENAMETOOLONG
+	ENETDOWN
+	ENETRESET
+	ENETUNREACH
+	ENFILE
+	ENOBUFS
+	ENODEV
+	ENOENT
+	ENOEXEC
+	ENOLCK
+	ENOLINK
+	ENOMEM
+	ENOMSG
+	ENOPROTOOPT
+	ENOSPC
+	ENOSYS
+	ENOTCONN
+	ENOTDIR
+	ENOTEMPTY
+	ENOTRECOVERABLE
+	ENOTSOCK
+	ENOTSUP
+	ENOTTY
+	ENXIO
+	EOVERFLOW
+	EOWNERDEAD
+	EPERM
+	EPIPE
+	EPROTO
+	EPROTONOSUPPORT
+	EPROTOTYPE
+	ERANGE
+	EROFS
+	ESPIPE
+	ESRCH
+	ESTALE
+	ETIMEDOUT
+	ETXTBSY
+	EXDEV
+	ENOTCAPABLE
+)
+
+var names = [...]string{
+	"SUCCESS", "E2BIG", "EACCES", "EADDRINUSE", "EADDRNOTAVAIL", "EAFNOSUPPORT", "EAGAIN",
+	"EALREADY", "EBADF", "EBADMSG", "EBUSY", "ECANCELED", "ECHILD", "ECONNABORTED",
+	"ECONNREFUSED", "ECONNRESET", "EDEADLK", "EDESTADDRREQ", "EDOM", "EDQUOT", "EEXIST",
+	"EFAULT", "EFBIG", "EHOSTUNREACH", "EIDRM", "EILSEQ", "EINPROGRESS", "EINTR", "EINVAL",
+	"EIO", "EISCONN", "EISDIR", "ELOOP", "EMFILE", "EMLINK", "EMSGSIZE", "EMULTIHOP",
+	"ENAMETOOLONG", "ENETDOWN", "ENETRESET", "ENETUNREACH", "ENFILE", "ENOBUFS", "ENODEV",
+	"ENOENT", "ENOEXEC", "ENOLCK", "ENOLINK", "ENOMEM", "ENOMSG", "ENOPROTOOPT", "ENOSPC",
+	"ENOSYS", "ENOTCONN", "ENOTDIR", "ENOTEMPTY", "ENOTRECOVERABLE", "ENOTSOCK", "ENOTSUP",
+	"ENOTTY", "ENXIO", "EOVERFLOW", "EOWNERDEAD", "EPERM", "EPIPE", "EPROTO",
+	"EPROTONOSUPPORT", "EPROTOTYPE", "ERANGE", "EROFS", "ESPIPE", "ESRCH", "ESTALE",
+	"ETIMEDOUT", "ETXTBSY", "EXDEV", "ENOTCAPABLE",
+}
+
+func (e Errno) Error() string {
+	if int(e) < len(names) {
+		return names[e]
+	}
+	return "errno(" + itoa(int(e)) + ")"
+}
+
+func itoa(v int) string {
+	if v == 0 {
+		return "0"
+	}
+	var b [8]byte
+	i := len(b)
+	for v > 0 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return string(b[i:])
+}
