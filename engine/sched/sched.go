@@ -1,0 +1,310 @@
+// Package sched owns virtual time and the baton: which one process of a world
+// runs at any moment. Every process runs on its own goroutine, but only the
+// holder of the baton executes; it hands the baton back only when it blocks.
+// Virtual time advances only when no process can run, and jumps straight to
+// the earliest moment something can happen. The choice among processes that
+// can run is drawn from the seeded `sched` stream, so a world's interleaving
+// is a pure function of its seed.
+package sched
+
+import (
+	"container/heap"
+	"sync/atomic"
+	"time"
+
+	"github.com/seedfall/seedfall/engine/rng"
+)
+
+// State is where a process is in its life.
+type State uint8
+
+const (
+	Fresh    State = iota // created, has not run yet
+	Runnable              // wants the baton
+	Running               // holds the baton
+	Blocked               // waiting; ReadyAt says until when
+	Exited                // its body returned
+)
+
+// Never is the ReadyAt of a process that waits for something no clock can
+// foresee (another process's action).
+const Never int64 = -1
+
+// Proc is one process: a node incarnation, a workload, a check.
+type Proc struct {
+	Name  string
+	Steps uint64 // how many times it got the baton
+
+	s       *Sched
+	state   State
+	resume  chan bool // true: die instead of continuing
+	readyAt func() int64
+	body    func(p *Proc)
+
+	// Interrupt, if set, is called from another goroutine when the watchdog
+	// finds the process running too long; it must make the body return.
+	Interrupt func()
+}
+
+// State reports the process's state.
+func (p *Proc) State() State { return p.state }
+
+// Sched is one world's scheduler. It is not safe for use by more than one
+// world; its methods are called either from Run's goroutine or from the
+// goroutine of the process that holds the baton.
+type Sched struct {
+	now     int64
+	procs   []*Proc
+	yield   chan *Proc
+	rng     rng.Stream
+	steps   uint64
+	events  eventHeap
+	seq     uint64
+	stopped bool
+	ready   []*Proc
+
+	running   atomic.Pointer[Proc]
+	stepStart atomic.Int64 // wall ns at which running got the baton
+	overdue   atomic.Pointer[Proc]
+}
+
+// New returns a scheduler at virtual time 0 drawing its choices from r.
+func New(r rng.Stream) *Sched {
+	return &Sched{yield: make(chan *Proc), rng: r}
+}
+
+// Now is the current virtual time in nanoseconds since the start of the run.
+func (s *Sched) Now() int64 { return s.now }
+
+// Steps is how many times a process has been handed the baton.
+func (s *Sched) Steps() uint64 { return s.steps }
+
+// Go creates a process that runs body once it first gets the baton. When body
+// returns the process has exited.
+func (s *Sched) Go(name string, body func(p *Proc)) *Proc {
+	p := &Proc{Name: name, s: s, state: Fresh, resume: make(chan bool), body: body}
+	s.procs = append(s.procs, p)
+	go func() {
+		if killed := <-p.resume; !killed {
+			p.body(p)
+		}
+		p.state = Exited
+		s.yield <- p
+	}()
+	return p
+}
+
+// Block gives the baton back until readyAt's time has come. readyAt is asked
+// again after every step of the world, so it may depend on what other
+// processes do; it returns Never while nothing foreseeable will wake p.
+// Block returns true if the process was killed while it waited: the caller
+// must then unwind without touching the world.
+func (p *Proc) Block(readyAt func() int64) (killed bool) {
+	p.readyAt = readyAt
+	p.state = Blocked
+	p.s.yield <- p
+	return <-p.resume
+}
+
+// Yield lets other processes that can run at this instant run first.
+func (p *Proc) Yield() (killed bool) {
+	now := p.s.now
+	return p.Block(func() int64 { return now })
+}
+
+// At runs fn on the scheduler when virtual time reaches t, before any process
+// runs at t. Events at the same time run in the order they were added.
+func (s *Sched) At(t int64, fn func()) {
+	if t < s.now {
+		t = s.now
+	}
+	s.seq++
+	heap.Push(&s.events, event{at: t, seq: s.seq, fn: fn})
+}
+
+// Kill ends a process that is not running. It must be called from an event
+// (Run's goroutine), never from a process. It returns once the process's
+// goroutine has exited.
+func (s *Sched) Kill(p *Proc) {
+	switch p.state {
+	case Fresh, Blocked, Runnable:
+		p.resume <- true
+		<-s.yield
+	}
+	p.state = Exited
+	s.remove(p)
+}
+
+func (s *Sched) remove(p *Proc) {
+	for i, q := range s.procs {
+		if q == p {
+			s.procs = append(s.procs[:i], s.procs[i+1:]...)
+			return
+		}
+	}
+}
+
+// Stop makes Run return after the current step.
+func (s *Sched) Stop() { s.stopped = true }
+
+// Outcome is why Run returned.
+type Outcome int
+
+const (
+	Stopped  Outcome = iota // Stop was called
+	Horizon                 // virtual time reached the limit
+	Idle                    // no process left and nothing scheduled
+	Stuck                   // processes are left, all blocked on nothing foreseeable
+	Watchdog                // a process ran longer than the watchdog allows
+)
+
+// Options limit a Run.
+type Options struct {
+	Until    int64         // virtual-time horizon
+	Watchdog time.Duration // real time one process may hold the baton; 0: no limit
+	// OnExit is called on Run's goroutine after a process's body returned.
+	OnExit func(p *Proc)
+}
+
+// Run drives the world until Stop, the horizon, or until nothing can happen.
+// When it returns Watchdog, Overdue names the process.
+func (s *Sched) Run(opt Options) Outcome {
+	if opt.Watchdog > 0 {
+		done := make(chan struct{})
+		defer close(done)
+		go s.watch(opt.Watchdog, done)
+	}
+	for {
+		if s.stopped {
+			return Stopped
+		}
+		// Events due now run first: a crash at t lands before anyone runs at t.
+		if len(s.events) > 0 && s.events[0].at <= s.now {
+			e := heap.Pop(&s.events).(event)
+			e.fn()
+			continue
+		}
+		s.ready = s.ready[:0]
+		next := int64(Never)
+		for _, p := range s.procs {
+			switch p.state {
+			case Fresh, Runnable:
+				s.ready = append(s.ready, p)
+			case Blocked:
+				t := p.readyAt()
+				if t == Never {
+					continue
+				}
+				if t <= s.now {
+					s.ready = append(s.ready, p)
+				} else if next == Never || t < next {
+					next = t
+				}
+			}
+		}
+		if len(s.ready) == 0 {
+			if len(s.events) > 0 && (next == Never || s.events[0].at < next) {
+				next = s.events[0].at
+			}
+			if next == Never {
+				if len(s.procs) == 0 {
+					return Idle
+				}
+				return Stuck
+			}
+			if next > opt.Until {
+				s.now = opt.Until
+				return Horizon
+			}
+			s.now = next
+			continue
+		}
+		p := s.ready[0]
+		if len(s.ready) > 1 {
+			p = s.ready[s.rng.Intn(len(s.ready))]
+		}
+		p.state = Running
+		p.Steps++
+		s.steps++
+		if opt.Watchdog > 0 {
+			s.stepStart.Store(time.Now().UnixNano())
+			s.running.Store(p)
+		}
+		p.resume <- false
+		<-s.yield
+		if opt.Watchdog > 0 {
+			s.running.Store(nil)
+			if s.overdue.Load() == p {
+				if p.state == Exited {
+					s.remove(p)
+				}
+				return Watchdog
+			}
+		}
+		if p.state == Exited {
+			s.remove(p)
+			if opt.OnExit != nil {
+				opt.OnExit(p)
+			}
+		}
+	}
+}
+
+// Overdue is the process the watchdog stopped, if any.
+func (s *Sched) Overdue() *Proc { return s.overdue.Load() }
+
+// watch is the one place wall-clock time is read: it can only end a run,
+// never steer one.
+func (s *Sched) watch(limit time.Duration, done chan struct{}) {
+	tick := limit / 4
+	if tick > time.Second {
+		tick = time.Second
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			p := s.running.Load()
+			if p == nil || time.Now().UnixNano()-s.stepStart.Load() < int64(limit) {
+				continue
+			}
+			if s.overdue.CompareAndSwap(nil, p) && p.Interrupt != nil {
+				p.Interrupt()
+			}
+		}
+	}
+}
+
+// Shutdown kills every process left, so that no goroutine outlives the world.
+func (s *Sched) Shutdown() {
+	for len(s.procs) > 0 {
+		s.Kill(s.procs[len(s.procs)-1])
+	}
+}
+
+type event struct {
+	at  int64
+	seq uint64
+	fn  func()
+}
+
+type eventHeap []event
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
