@@ -107,3 +107,9 @@ func hashString(s string) uint64 {
 	}
 	return h
 }
+
+// ForName keys a stream by a node's name rather than its position, so that
+// adding a node to a world does not move the draws of the others.
+func ForName(seed uint64, stream, name string, extra ...uint64) Stream {
+	return New(seed, stream, -1, append([]uint64{hashString(name)}, extra...)...)
+}

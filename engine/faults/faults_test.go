@@ -1,0 +1,109 @@
+package faults
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPlanCrashesIsSeededAndPerNode(t *testing.T) {
+	p := CrashPlan{Nodes: []string{"n1", "n2"}, PerSec: 2, RestartAfter: [2]time.Duration{10 * time.Millisecond, time.Second}, Horizon: 30 * time.Second}
+	a, b := PlanCrashes(5, p), PlanCrashes(5, p)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("same seed, different plans")
+	}
+	if reflect.DeepEqual(a, PlanCrashes(6, p)) {
+		t.Fatal("different seeds, same plan")
+	}
+	// about rate * horizon / (1 + mean downtime * rate) crashes per node
+	if n := len(a); n < 40 || n > 110 {
+		t.Fatalf("%d crashes for 2 nodes at 2/s over 30s", n)
+	}
+	last := map[string]time.Duration{}
+	for i, f := range a {
+		if i > 0 && f.At < a[i-1].At {
+			t.Fatal("plan not sorted by time")
+		}
+		if f.Until-f.At < 10*time.Millisecond || f.Until-f.At > time.Second {
+			t.Fatalf("downtime %v outside restart_after", f.Until-f.At)
+		}
+		if f.At < last[f.Node] {
+			t.Fatalf("%s crashes at %v while down until %v", f.Node, f.At, last[f.Node])
+		}
+		last[f.Node] = f.Until
+	}
+	// Adding a node must not move the others' crashes.
+	p3 := p
+	p3.Nodes = []string{"n0", "n1", "n2"}
+	var n1a, n1b []Fault
+	for _, f := range a {
+		if f.Node == "n1" {
+			n1a = append(n1a, f)
+		}
+	}
+	for _, f := range PlanCrashes(5, p3) {
+		if f.Node == "n1" {
+			n1b = append(n1b, f)
+		}
+	}
+	if !reflect.DeepEqual(n1a, n1b) {
+		t.Fatal("adding node n0 changed n1's crashes")
+	}
+	if PlanCrashes(5, CrashPlan{Nodes: []string{"n1"}, Horizon: time.Hour}) != nil {
+		t.Fatal("rate 0 planned crashes")
+	}
+}
+
+func TestScheduleRoundTrip(t *testing.T) {
+	s := &Schedule{Seed: 7, Config: "seedfall.json", Duration: 30 * time.Second, Faults: []Fault{
+		{At: 427268000, Kind: Crash, Node: "server", Until: 791388000},
+	}}
+	b, err := s.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `{"at":"427.268ms","kind":"crash","node":"server","until":"791.388ms"}`) {
+		t.Fatalf("not the spec's form:\n%s", b)
+	}
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Load(path, []string{"server", "client"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, s) {
+		t.Fatalf("round trip: got %+v want %+v", got, s)
+	}
+	if s.Faults[0].String() != "427.268ms  crash server, restart at 791.388ms" {
+		t.Fatalf("String() = %q", s.Faults[0].String())
+	}
+}
+
+func TestLoadRejectsBadFaults(t *testing.T) {
+	for name, tc := range map[string]struct{ json, want string }{
+		"kind":  {`{"seed":1,"duration":"1s","faults":[{"at":"1s","kind":"melt","node":"a","until":"1s"}]}`, `unknown fault kind "melt"`},
+		"node":  {`{"seed":1,"duration":"1s","faults":[{"at":"1s","kind":"crash","node":"zz","until":"2s"}]}`, `node "zz" is not in the world`},
+		"until": {`{"seed":1,"duration":"1s","faults":[{"at":"2s","kind":"crash","node":"a","until":"1s"}]}`, `until 1s is before at 2s`},
+		"dur":   {`{"seed":1,"duration":"1s","faults":[{"at":"soon","kind":"crash","node":"a","until":"1s"}]}`, `at: "soon" is not a duration`},
+		"field": {`{"seed":1,"duration":"1s","faults":[{"at":"1s","kind":"crash","node":"a","until":"1s","x":1}]}`, `unknown field "x"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.json")
+			os.WriteFile(path, []byte(tc.json), 0o644)
+			_, err := Load(path, []string{"a"})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+	var s Schedule
+	if err := json.Unmarshal([]byte(`{"seed":1,"duration":"1s","faults":[]}`), &s); err != nil || len(s.Faults) != 0 {
+		t.Fatalf("empty schedule: %v %+v", err, s)
+	}
+}
