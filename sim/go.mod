@@ -1,3 +1,3 @@
 module github.com/seedfall/seedfall/sim
 
-go 1.26.8
+go 1.21
