@@ -1,0 +1,3 @@
+module github.com/seedfall/seedfall/examples
+
+go 1.26
