@@ -1,0 +1,49 @@
+package world
+
+// Fields lists every field path of the format, in the order of the spec's
+// tables, with "[]" for list elements: the keys Unsupported works with.
+func Fields() []string {
+	var out []string
+	for _, f := range worldFields {
+		switch f.name {
+		case "nodes", "workloads":
+			for _, pf := range programFields {
+				out = append(out, f.name+"[]."+pf.name)
+			}
+		case "workload", "finally":
+			for _, pf := range programFields {
+				out = append(out, f.name+"."+pf.name)
+			}
+		case "liveness":
+			out = append(out, "liveness.within")
+		case "links":
+			for _, lf := range linkFields {
+				out = append(out, "links[]."+lf.name)
+			}
+		case "preempt":
+			for _, pf := range preemptFields {
+				out = append(out, "preempt."+pf.name)
+			}
+		case "faults":
+			for _, ff := range faultFields {
+				out = append(out, "faults."+ff.name)
+			}
+		default:
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// Unsupported reports the first field, in file order, that the file sets to
+// a non-default value but whose path (as Fields spells it, "nodes[].disk")
+// is not in implemented, as `seedfall.json:12: nodes[1].disk: not supported
+// yet`. It returns nil when every field the file uses is implemented.
+func (w *World) Unsupported(implemented map[string]bool) error {
+	for _, s := range w.set {
+		if !implemented[s.generic] {
+			return &Error{File: w.File, Line: s.line, Path: s.path, Msg: "not supported yet"}
+		}
+	}
+	return nil
+}

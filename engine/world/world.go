@@ -1,0 +1,268 @@
+// Package world owns the world file, seedfall.json: its typed form, parsing
+// with file:line errors, the spec's defaults, and the checks that span fields.
+package world
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Range is an inclusive range of durations, written ["1ms", "10ms"].
+type Range struct{ Min, Max time.Duration }
+
+// Role is what a program is for in the world.
+type Role int
+
+const (
+	RoleNode     Role = iota // a crashable node: nodes[]
+	RoleWorkload             // a checker: workload, workloads[]
+	RoleFinally              // the check after every workload passed: finally
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleNode:
+		return "node"
+	case RoleWorkload:
+		return "workload"
+	case RoleFinally:
+		return "finally"
+	}
+	return "unknown role"
+}
+
+// FileCopy is one entry of a program's "files": a host file copied onto the
+// node's disk before it first starts.
+type FileCopy struct {
+	Path string // on the node's disk, slash-separated, relative, cleaned
+	Host string // absolute, cleaned host path
+}
+
+// Program is a node, a workload or the finally check.
+type Program struct {
+	Name      string
+	Pkg, Wasm string   // absolute, cleaned; exactly one is set
+	Args      []string // passed after the program name
+	Env       []string // "K=V"
+	Faults    *bool    // nil: the role's default (see World.NodeFaults)
+	Disk      string   // absolute host directory copied onto the disk, or ""
+	Files     []FileCopy
+	UpgradeTo string // absolute package directory run from the first restart on, or ""
+	Role      Role
+	Path      string // key path in the file, such as "nodes[1]" or "workload"
+	Line      int    // line of the program's object
+}
+
+// Link overrides the latency of traffic from one program to another. An
+// empty From or To matches any program.
+type Link struct {
+	From, To string
+	Latency  Range
+	Line     int
+}
+
+// Strategy says where the running goroutine of a node is preempted.
+type Strategy string
+
+const (
+	StrategyNone   Strategy = "none"
+	StrategyRandom Strategy = "random"
+	StrategyPCT    Strategy = "pct"
+	StrategyCalls  Strategy = "calls"
+)
+
+// MaxPreemptCalls is the largest preempt.calls, the length of the time
+// slice that ends every node's run even under StrategyNone.
+const MaxPreemptCalls = 4194304
+
+// Preempt is the "preempt" object.
+type Preempt struct {
+	// Strategy is the effective strategy: StrategyRandom whenever
+	// Interleave is true, since interleave is shorthand for it.
+	Strategy   Strategy
+	Interleave bool
+	Depth      int // pct: bug depth d, giving d-1 change points per node
+	Steps      int // pct: change points fall in each node's first Steps calls
+	Calls      int // calls: counted calls between preemptions
+	Loops      bool
+}
+
+// Liveness is the "liveness" object. Within 0 means liveness mode is off.
+type Liveness struct{ Within time.Duration }
+
+// Profile is one entry of "profiles", kept as written; a later stage merges
+// it over the world.
+type Profile struct {
+	Name   string
+	Line   int
+	Offset int // byte offset of Raw in the file, for locating errors in it
+	Raw    []byte
+}
+
+// World is a parsed seedfall.json with every default applied.
+type World struct {
+	File string // path of the config as given
+	Dir  string // its directory, absolute
+
+	Nodes     []Program
+	Workloads []Program // "workload" first, then "workloads" in order
+	Finally   *Program
+
+	Duration         time.Duration
+	Latency          Range
+	Links            []Link
+	FaultsAfterSetup bool
+	Supervise        bool
+	NetOverlay       bool
+	CompatOverlay    bool
+	Watchdog         time.Duration
+	Preempt          Preempt
+	Liveness         Liveness
+	Faults           Faults
+
+	Extends  string // as written, not resolved; "" when absent
+	Profiles []Profile
+
+	set  []setField     // fields set to a non-default value, in file order
+	line map[string]int // line of every key path the file sets
+}
+
+// setField is a field the file sets to something other than its default.
+type setField struct {
+	path    string // with indices: "nodes[1].disk"
+	generic string // with "[]": "nodes[].disk"
+	line    int
+}
+
+// Defaults of the world's own fields.
+const (
+	DefaultDuration = 30 * time.Second
+	DefaultWatchdog = 30 * time.Second
+)
+
+// DefaultLatency is the default per-chunk network delay.
+var DefaultLatency = Range{time.Millisecond, 10 * time.Millisecond}
+
+// DefaultPreempt returns the "preempt" object with nothing set.
+func DefaultPreempt() Preempt {
+	return Preempt{Strategy: StrategyNone, Depth: 3, Steps: 1048576, Calls: 4096}
+}
+
+// Load reads and parses the world file at path. Relative paths inside it
+// resolve against its directory.
+func Load(path string) (*World, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read the world file: " + unwrapPathError(err)}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: err.Error()}
+	}
+	return Parse(data, path, filepath.Dir(abs))
+}
+
+func unwrapPathError(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// Parse parses a world file's contents. file names it in errors; dir is the
+// directory that relative paths in it resolve against.
+func Parse(data []byte, file, dir string) (*World, error) {
+	if !filepath.IsAbs(dir) {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return nil, &Error{File: file, Msg: err.Error()}
+		}
+		dir = abs
+	}
+	if bytes.HasPrefix(data, []byte("\uFEFF")) {
+		// Some editors start a file with a byte order mark; blank it
+		// rather than cut it, so offsets and lines stay those of the file.
+		data = append([]byte("   "), data[3:]...)
+	}
+	src := newSource(file, data)
+	root, err := src.parse()
+	if err != nil {
+		return nil, err
+	}
+	d := &decoder{src: src, dir: filepath.Clean(dir)}
+	w, err := d.world(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.check(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Programs returns every program: nodes, then workloads, then finally.
+func (w *World) Programs() []*Program {
+	ps := make([]*Program, 0, len(w.Nodes)+len(w.Workloads)+1)
+	for i := range w.Nodes {
+		ps = append(ps, &w.Nodes[i])
+	}
+	for i := range w.Workloads {
+		ps = append(ps, &w.Workloads[i])
+	}
+	if w.Finally != nil {
+		ps = append(ps, w.Finally)
+	}
+	return ps
+}
+
+// Program returns the program with the given name, or nil.
+func (w *World) Program(name string) *Program {
+	for _, p := range w.Programs() {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// NodeFaults reports whether p takes the per-node faults: crashes, pauses,
+// clock skew and jumps, slowdowns, connection resets and disk faults.
+// Nodes do unless "faults": false; workloads only with "faults": true or
+// faults.include_workload; the finally check never does.
+func (w *World) NodeFaults(p *Program) bool {
+	switch p.Role {
+	case RoleNode:
+		return p.Faults == nil || *p.Faults
+	case RoleWorkload:
+		if p.Faults != nil {
+			return *p.Faults
+		}
+		return w.Faults.IncludeWorkload
+	}
+	return false
+}
+
+// NetFaults reports whether partitions and clogs may cut p's links. They
+// reach nodes and workloads alike unless "faults": false; the finally check
+// runs on a healed network.
+func (w *World) NetFaults(p *Program) bool {
+	if p.Role == RoleFinally {
+		return false
+	}
+	return p.Faults == nil || *p.Faults
+}
+
+// Line returns the line where the file sets the key path, such as
+// "nodes[1].pkg" or "faults.crash_per_sec", or 0 when it does not.
+func (w *World) Line(path string) int {
+	return w.line[path]
+}
+
+// Errorf returns an *Error about the key path, located at its line, for
+// problems found after parsing (a package that does not build, say).
+func (w *World) Errorf(path, format string, args ...any) error {
+	return &Error{File: w.File, Line: w.Line(path), Path: path, Msg: fmt.Sprintf(format, args...)}
+}
