@@ -1,5 +1,7 @@
 package world
 
+import "strings"
+
 // Fields lists every field path of the format, in the order of the spec's
 // tables, with "[]" for list elements: the keys Unsupported works with.
 func Fields() []string {
@@ -38,12 +40,28 @@ func Fields() []string {
 // Unsupported reports the first field, in file order, that the file sets to
 // a non-default value but whose path (as Fields spells it, "nodes[].disk")
 // is not in implemented, as `seedfall.json:12: nodes[1].disk: not supported
-// yet`. It returns nil when every field the file uses is implemented.
+// yet`. A parent path stands for all its fields: "links" covers
+// "links[].from", "faults" every fault. It returns nil when every field the
+// file uses is implemented.
 func (w *World) Unsupported(implemented map[string]bool) error {
 	for _, s := range w.set {
-		if !implemented[s.generic] {
+		if !covered(s.generic, implemented) {
 			return &Error{File: w.File, Line: s.line, Path: s.path, Msg: "not supported yet"}
 		}
 	}
 	return nil
+}
+
+// covered reports whether p or one of its parents is implemented.
+func covered(p string, implemented map[string]bool) bool {
+	for {
+		if implemented[p] {
+			return true
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			return false
+		}
+		p = p[:i]
+	}
 }

@@ -674,6 +674,9 @@ func TestUnsupported(t *testing.T) {
 		{"then faults", with("nodes[].disk", "preempt.calls"), "seedfall.json:9: faults.crash_per_sec: not supported yet"},
 		{"all", with("nodes[].disk", "preempt.calls", "faults.crash_per_sec"), ""},
 		{"nothing", map[string]bool{}, "seedfall.json:3: nodes[0].name: not supported yet"},
+		{"parents", map[string]bool{"nodes": true, "workload": true, "preempt": true}, "seedfall.json:9: faults.crash_per_sec: not supported yet"},
+		{"parent of list elements", map[string]bool{"nodes[]": true, "workload": true, "preempt": true, "faults": true}, ""},
+		{"prefix is not a parent", map[string]bool{"nodes[].dis": true, "nodes[].name": true, "nodes[].pkg": true, "workload": true}, "seedfall.json:4: nodes[1].disk: not supported yet"},
 	}
 	for _, tt := range tests {
 		err := w.Unsupported(tt.implemented)
