@@ -156,6 +156,12 @@ func TestSpecExample(t *testing.T) {
 	if !slices.Equal(names, wantNames) {
 		t.Errorf("programs = %q, want %q", names, wantNames)
 	}
+	if p := w.Program("n2"); p == nil || p != &w.Nodes[1] {
+		t.Errorf("Program(n2) = %v, want the second node", p)
+	}
+	if p := w.Program("n9"); p != nil {
+		t.Errorf("Program(n9) = %v, want nil", p)
+	}
 	f := w.Faults
 	checks := []struct {
 		name      string
