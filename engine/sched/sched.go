@@ -62,6 +62,7 @@ type Sched struct {
 	seq     uint64
 	stopped bool
 	ready   []*Proc
+	until   int64
 
 	running   atomic.Pointer[Proc]
 	stepStart atomic.Int64 // wall ns at which running got the baton
@@ -144,6 +145,14 @@ func (s *Sched) remove(p *Proc) {
 	}
 }
 
+// ExtendHorizon moves the virtual-time horizon of the current Run to t, if
+// that is later.
+func (s *Sched) ExtendHorizon(t int64) {
+	if t > s.until {
+		s.until = t
+	}
+}
+
 // Stop makes Run return after the current step.
 func (s *Sched) Stop() { s.stopped = true }
 
@@ -169,6 +178,7 @@ type Options struct {
 // Run drives the world until Stop, the horizon, or until nothing can happen.
 // When it returns Watchdog, Overdue names the process.
 func (s *Sched) Run(opt Options) Outcome {
+	s.until = opt.Until
 	if opt.Watchdog > 0 {
 		done := make(chan struct{})
 		defer close(done)
@@ -212,8 +222,8 @@ func (s *Sched) Run(opt Options) Outcome {
 				}
 				return Stuck
 			}
-			if next > opt.Until {
-				s.now = opt.Until
+			if next > s.until {
+				s.now = s.until
 				return Horizon
 			}
 			s.now = next

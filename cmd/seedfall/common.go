@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/trace"
+	"github.com/seedfall/seedfall/engine/world"
+)
+
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("seedfall "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses and refuses stray arguments.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags go before it? see -h)", fs.Arg(0))
+	}
+	return nil
+}
+
+// session is a loaded, built world and the engine that runs it.
+type session struct {
+	cfg string // -c as given, for printed commands
+	w   *world.World
+	e   *engine.Engine
+	p   *engine.Prepared
+}
+
+func open(ctx context.Context, cfg string, stderr io.Writer) (*session, error) {
+	w, err := world.Load(cfg)
+	if err != nil {
+		return nil, err
+	}
+	progress := func(string) {}
+	if isTerminal(stderr) {
+		progress = func(msg string) { fmt.Fprintf(stderr, "\r\033[K%s...", msg) }
+	}
+	e, err := engine.New(ctx, engine.Options{Progress: progress})
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.Prepare(ctx, w)
+	if isTerminal(stderr) {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err != nil {
+		e.Close(ctx)
+		return nil, err
+	}
+	return &session{cfg: cfg, w: w, e: e, p: p}, nil
+}
+
+func (s *session) close() { s.e.Close(context.Background()) }
+
+// schedulePath is where a failing seed's schedule is kept: next to the config.
+func (s *session) schedulePath(seed uint64) string {
+	return filepath.Join(s.w.Dir, ".seedfall", fmt.Sprintf("seed-%d.faults.json", seed))
+}
+
+// saveSchedule writes a failing seed's schedule next to the config.
+func (s *session) saveSchedule(res *engine.Result) (string, error) {
+	path := s.schedulePath(res.Seed)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	sch := *res.Schedule
+	sch.Config = filepath.Base(s.w.File)
+	return path, sch.Save(path)
+}
+
+// loadSchedule reads -faults, or the seed's saved schedule when -faults is
+// "" and one exists; nil means "draw the seed's own faults".
+func (s *session) loadSchedule(path string, seed uint64) (*faults.Schedule, string, error) {
+	if path == "" {
+		def := s.schedulePath(seed)
+		if _, err := os.Stat(def); err != nil {
+			return nil, "", nil
+		}
+		path = def
+	}
+	var names []string
+	for _, p := range s.w.Programs() {
+		names = append(names, p.Name)
+	}
+	sch, err := faults.Load(path, names)
+	if err != nil {
+		return nil, "", err
+	}
+	if sch.Seed != seed {
+		return nil, "", fmt.Errorf("%s holds the schedule of seed %d, not seed %d", path, sch.Seed, seed)
+	}
+	return sch, path, nil
+}
+
+// parseSeeds reads "7", "1-500" or "2-3,9".
+func parseSeeds(spec string) ([]uint64, error) {
+	var out []uint64
+	seen := map[uint64]bool{}
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(lo, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("-seeds %q: %q is not a seed number (write seeds like 1-500 or 2-3,9)", spec, part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a {
+				return nil, fmt.Errorf("-seeds %q: %q is not a range low-high (write seeds like 1-500 or 2-3,9)", spec, part)
+			}
+		}
+		if b-a > 100_000_000 {
+			return nil, fmt.Errorf("-seeds %q: more than 100,000,000 seeds", spec)
+		}
+		for x := a; ; x++ {
+			if !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+			if x == b {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func simTime(ns int64) string { return time.Duration(ns).String() }
+
+func wallTime(ns int64) string {
+	d := time.Duration(ns)
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(10 * time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// tailLines returns the last n output lines of a program, or of the whole
+// run when node is "".
+func tailLines(lines []trace.Line, node string, n int) []trace.Line {
+	var out []trace.Line
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		if node == "" || lines[i].Node == node {
+			out = append(out, lines[i])
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// printVerdict prints one seed's outcome for a person.
+func (s *session) printVerdict(w io.Writer, res *engine.Result, replay string) {
+	if res.Passed {
+		fmt.Fprintf(w, "PASS seed %d at t=%s (%s; %d scheduler steps, %s real)\n", res.Seed, simTime(res.SimNs), res.Reason, res.Steps, wallTime(res.WallNs))
+		return
+	}
+	fmt.Fprintf(w, "FAIL seed %d at t=%s (%d scheduler steps, %s real)\n", res.Seed, simTime(res.SimNs), res.Steps, wallTime(res.WallNs))
+	fmt.Fprintf(w, "  %s: %s\n", res.Class, res.Reason)
+	for _, l := range tailLines(res.Lines, res.Node, 8) {
+		fmt.Fprintf(w, "  %s\n", l.String())
+	}
+	if replay != "" {
+		fmt.Fprintf(w, "  replay: %s\n", replay)
+	}
+}
+
+func (s *session) replayCommand(seed uint64) string {
+	return fmt.Sprintf("seedfall replay -c %s -seed %d", s.cfg, seed)
+}
+
+type jsonResult struct {
+	Seed     uint64 `json:"seed"`
+	Passed   bool   `json:"passed"`
+	Class    string `json:"class"`
+	Reason   string `json:"reason"`
+	Node     string `json:"node,omitempty"`
+	SimNs    int64  `json:"sim_ns"`
+	WallNs   int64  `json:"wall_ns"`
+	Steps    uint64 `json:"steps"`
+	Digest   string `json:"digest"`
+	Faults   int    `json:"faults"`
+	Schedule string `json:"schedule,omitempty"`
+}
+
+func writeJSON(w io.Writer, res *engine.Result, schedule string) {
+	b, _ := json.Marshal(jsonResult{Seed: res.Seed, Passed: res.Passed, Class: res.Class, Reason: res.Reason, Node: res.Node,
+		SimNs: res.SimNs, WallNs: res.WallNs, Steps: res.Steps, Digest: res.Digest, Faults: len(res.Schedule.Faults), Schedule: schedule})
+	fmt.Fprintf(w, "%s\n", b)
+}
+
+// flagSet reports whether the flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}

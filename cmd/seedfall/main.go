@@ -1,0 +1,78 @@
+// Command seedfall runs Go programs compiled for wasip1 as the nodes of a
+// simulated world, injects faults from a seed, and replays any seed exactly.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+const usage = `seedfall: deterministic simulation testing for Go services
+
+usage:
+  seedfall run    -c seedfall.json -seeds 1-500 [-parallel K] [-json]
+  seedfall replay -c seedfall.json -seed N [-faults FILE] [-json]
+  seedfall logs   -c seedfall.json -seed N [-node NAME] [-faults FILE]
+
+Run 'seedfall <command> -h' for a command's flags.
+`
+
+// exit statuses
+const (
+	exitPass  = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// errFailed means a seed failed: the output already says how.
+var errFailed = errors.New("a seed failed")
+
+type command struct {
+	name string
+	run  func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands = []command{
+	{"run", runCmd},
+	{"replay", replayCmd},
+	{"logs", logsCmd},
+}
+
+func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// Main runs the command line and returns the exit status.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitPass
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			err := c.run(args[1:], stdout, stderr)
+			switch {
+			case err == nil:
+				return exitPass
+			case errors.Is(err, errFailed):
+				return exitFail
+			case errors.Is(err, flag.ErrHelp):
+				return exitPass
+			default:
+				fmt.Fprintf(stderr, "seedfall %s: %v\n", c.name, err)
+				return exitUsage
+			}
+		}
+	}
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	fmt.Fprintf(stderr, "seedfall: unknown command %q (commands: %s)\n", args[0], strings.Join(names, ", "))
+	return exitUsage
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+func runCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", stderr)
+	cfg := fs.String("c", "seedfall.json", "the world file")
+	seed := fs.Uint64("seed", 0, "run one seed")
+	seeds := fs.String("seeds", "", "run many seeds: 1-500, or lists like 2-3,9")
+	parallel := fs.Int("parallel", runtime.NumCPU(), "worlds run at once (one per core; a world never spreads over cores)")
+	asJSON := fs.Bool("json", false, "print one JSON object per seed")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	list := []uint64{*seed}
+	if *seeds != "" {
+		var err error
+		if list, err = parseSeeds(*seeds); err != nil {
+			return err
+		}
+	} else if !flagSet(fs, "seed") {
+		return fmt.Errorf("say which seeds to run: -seed N or -seeds 1-500")
+	}
+	if *parallel < 1 {
+		*parallel = 1
+	}
+	ctx := context.Background()
+	s, err := open(ctx, *cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+
+	start := time.Now()
+	results := make([]*engine.Result, len(list))
+	errs := make([]error, len(list))
+	ready := make([]chan struct{}, len(list))
+	for i := range ready {
+		ready[i] = make(chan struct{})
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for k := 0; k < *parallel && k < len(list); k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i], errs[i] = s.p.Run(ctx, engine.RunOptions{Seed: list[i]})
+				close(ready[i])
+			}
+		}()
+	}
+	go func() {
+		for i := range list {
+			next <- i
+		}
+		close(next)
+	}()
+
+	// Print in seed order, whatever order the workers finish in.
+	progress := isTerminal(stderr) && !*asJSON && len(list) > 1
+	passed, failed := 0, 0
+	var failedSeeds []uint64
+	var firstErr error
+	for i := range list {
+		<-ready[i]
+		if errs[i] != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("seed %d: %w", list[i], errs[i])
+			}
+			continue
+		}
+		res := results[i]
+		results[i] = nil // let the trace go
+		schedule := ""
+		if res.Passed {
+			passed++
+		} else {
+			failed++
+			failedSeeds = append(failedSeeds, res.Seed)
+			if path, err := s.saveSchedule(res); err != nil {
+				fmt.Fprintf(stderr, "seedfall: could not save the schedule of seed %d: %v\n", res.Seed, err)
+			} else {
+				schedule = path
+			}
+		}
+		if progress {
+			fmt.Fprint(stderr, "\r\033[K")
+		}
+		switch {
+		case *asJSON:
+			writeJSON(stdout, res, schedule)
+		case !res.Passed || len(list) == 1:
+			replay := ""
+			if !res.Passed {
+				replay = s.replayCommand(res.Seed)
+			}
+			s.printVerdict(stdout, res, replay)
+		}
+		if progress {
+			el := time.Since(start).Seconds()
+			fmt.Fprintf(stderr, "%d/%d seeds, %.0f seeds/s, %d failed", i+1, len(list), float64(i+1)/el, failed)
+		}
+	}
+	wg.Wait()
+	if progress {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	if !*asJSON && len(list) > 1 {
+		el := time.Since(start)
+		fmt.Fprintf(stdout, "%d seeds: %d passed, %d failed%s in %s (%.0f seeds/s)\n",
+			len(list), passed, failed, seedList(failedSeeds), el.Round(time.Millisecond), float64(len(list))/el.Seconds())
+	}
+	if failed > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+func seedList(seeds []uint64) string {
+	if len(seeds) == 0 {
+		return ""
+	}
+	s := " (seeds"
+	for i, x := range seeds {
+		if i == 10 {
+			s += fmt.Sprintf(" and %d more", len(seeds)-10)
+			break
+		}
+		s += fmt.Sprintf(" %d", x)
+	}
+	return s + ")"
+}

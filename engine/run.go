@@ -1,0 +1,431 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/seedfall/seedfall/engine/disk"
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/netsim"
+	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/sched"
+	"github.com/seedfall/seedfall/engine/trace"
+	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/world"
+)
+
+// Verdict classes of a failed run.
+const (
+	ClassWorkload = "workload" // a workload exited non-zero
+	ClassFinally  = "finally"  // the finally check exited non-zero
+	ClassPanic    = "panic"    // a program panicked (exit status 2)
+	ClassExit     = "exit"     // a node exited with an error and is not supervised
+	ClassTrap     = "trap"     // a program trapped (out of bounds, unreachable, ...)
+	ClassDeadlock = "deadlock" // everything is blocked and nothing can wake it
+	ClassWatchdog = "watchdog" // a program ran too long in real time without yielding
+)
+
+// RunOptions say which seed to run and, for a replay, which faults.
+type RunOptions struct {
+	Seed uint64
+	// Schedule, if set, is applied exactly instead of drawing faults from
+	// the world's rates.
+	Schedule *faults.Schedule
+}
+
+// Result is what one run of one seed gives.
+type Result struct {
+	Seed     uint64
+	Passed   bool
+	Class    string // "" when passed
+	Reason   string
+	Node     string // the program the verdict is about, if any
+	SimNs    int64  // virtual time at the end
+	WallNs   int64  // real time the run took (never part of the digest)
+	Steps    uint64 // scheduler steps
+	Digest   string // sha256 of the trace and the verdict
+	Schedule *faults.Schedule
+	Lines    []trace.Line
+}
+
+type runner struct {
+	p    *Prepared
+	w    *world.World
+	seed uint64
+	ctx  context.Context
+
+	s     *sched.Sched
+	tr    *trace.Trace
+	net   *netsim.Network
+	netR  rng.Stream
+	nodes []*node
+	hosts []byte
+
+	faultsOn bool
+	applied  []faults.Fault
+	res      *Result
+}
+
+type node struct {
+	r     *runner
+	prog  *Program
+	host  int
+	disk  *disk.Disk
+	etc   *disk.Disk
+	inc   int
+	up    bool
+	done  bool // exited 0 (a workload that finished, a node that ended)
+	crash bool // being killed by a crash
+	proc  *sched.Proc
+	wp    *wasi.Process
+	rst   rng.Stream // supervised restarts
+}
+
+// Run runs one seed of the prepared world to its verdict.
+func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
+	start := time.Now()
+	w := p.World
+	r := &runner{
+		p: p, w: w, seed: opt.Seed, ctx: ctx,
+		s:        sched.New(rng.New(opt.Seed, "sched", -1)),
+		tr:       trace.New(),
+		netR:     rng.New(opt.Seed, "net", -1),
+		faultsOn: true,
+	}
+	if w.NetOverlay {
+		r.net = netsim.New(netsim.Config{Now: r.s.Now, Latency: r.latency})
+	}
+	var hosts strings.Builder
+	hosts.WriteString("127.0.0.1 localhost\n::1 localhost\n")
+	for i, prog := range p.Programs {
+		n := &node{r: r, prog: prog, host: i, rst: rng.ForName(opt.Seed, "restart", prog.Name)}
+		n.disk = disk.New(disk.Options{StrictDirs: w.Faults.StrictDirs, Now: r.wallNow})
+		if r.net != nil {
+			ip := r.net.AddHost(prog.Name)
+			fmt.Fprintf(&hosts, "%s %s\n", ip, prog.Name)
+		}
+		r.nodes = append(r.nodes, n)
+	}
+	if r.net != nil {
+		for _, n := range r.nodes {
+			n.etc = disk.New(disk.Options{Now: r.wallNow})
+			if err := n.etc.WriteFile("hosts", []byte(hosts.String())); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	sch := opt.Schedule
+	var planned []faults.Fault
+	if sch != nil {
+		planned = sch.Faults
+	} else {
+		planned = faults.PlanCrashes(opt.Seed, faults.CrashPlan{
+			Nodes:        r.crashable(),
+			PerSec:       w.Faults.CrashPerSec,
+			RestartAfter: [2]time.Duration{w.Faults.RestartAfter.Min, w.Faults.RestartAfter.Max},
+			Horizon:      w.Duration,
+		})
+	}
+	for _, f := range planned {
+		f := f
+		r.s.At(int64(f.At), func() { r.apply(f) })
+	}
+
+	for _, n := range r.nodes {
+		if n.prog.Role != world.RoleFinally {
+			r.start(n)
+		}
+	}
+	out := r.s.Run(sched.Options{Until: int64(w.Duration), Watchdog: w.Watchdog})
+	switch {
+	case out == sched.Watchdog:
+		n := r.byProc(r.s.Overdue())
+		r.res = nil
+		r.fail(ClassWatchdog, n, fmt.Sprintf("%s ran for more than %v of real time without yielding (a busy loop? raise \"watchdog\" if it is just slow)", n.label(), w.Watchdog))
+	case r.res != nil:
+	case out == sched.Horizon:
+		r.pass("hit the time horizon")
+	default:
+		var waiting []string
+		for _, n := range r.nodes {
+			if n.up {
+				waiting = append(waiting, n.label())
+			}
+		}
+		r.fail(ClassDeadlock, nil, fmt.Sprintf("every process is blocked and nothing can wake them: %s", strings.Join(waiting, ", ")))
+	}
+	r.s.Shutdown()
+
+	res := r.res
+	res.Seed = opt.Seed
+	res.SimNs = r.s.Now()
+	res.Steps = r.s.Steps()
+	res.Lines = r.tr.Lines()
+	res.Digest = r.tr.Digest(fmt.Sprintf("verdict passed=%v class=%s reason=%s at=%d steps=%d\n", res.Passed, res.Class, res.Reason, res.SimNs, res.Steps))
+	dur := w.Duration
+	if sch != nil && sch.Duration > 0 {
+		dur = sch.Duration
+	}
+	res.Schedule = &faults.Schedule{Seed: opt.Seed, Duration: dur, Faults: r.applied}
+	res.WallNs = int64(time.Since(start))
+	return res, nil
+}
+
+// wallNow is the virtual wall clock, for file times.
+func (r *runner) wallNow() int64 { return wasi.Epoch + r.s.Now() }
+
+// crashable lists the programs crash_per_sec applies to.
+func (r *runner) crashable() []string {
+	var names []string
+	for _, n := range r.nodes {
+		if n.prog.Role == world.RoleNode && r.w.NodeFaults(n.prog.Program) {
+			names = append(names, n.prog.Name)
+		}
+	}
+	return names
+}
+
+// latency draws one chunk's delay on the link from -> to.
+func (r *runner) latency(from, to int) int64 {
+	lat := r.w.Latency
+	fname, tname := r.nodes[from].prog.Name, r.nodes[to].prog.Name
+	for _, l := range r.w.Links {
+		if (l.From == "" || l.From == fname) && (l.To == "" || l.To == tname) {
+			lat = l.Latency
+			break
+		}
+	}
+	return int64(r.netR.Between(lat.Min, lat.Max))
+}
+
+func (n *node) label() string { return fmt.Sprintf("%s#%d", n.prog.Name, n.inc) }
+
+func (r *runner) byName(name string) *node {
+	for _, n := range r.nodes {
+		if n.prog.Name == name {
+			return n
+		}
+	}
+	return nil
+}
+
+func (r *runner) byProc(p *sched.Proc) *node {
+	for _, n := range r.nodes {
+		if n.proc == p {
+			return n
+		}
+	}
+	return r.nodes[0]
+}
+
+func (r *runner) event(n *node, text string) {
+	r.tr.Add(trace.Line{At: r.s.Now(), Node: n.prog.Name, Inc: n.inc, Kind: trace.Event, Text: text})
+}
+
+// start launches a new incarnation of n over its disk.
+func (r *runner) start(n *node) {
+	n.inc++
+	n.up, n.crash = true, false
+	inc := n.inc
+	env := append([]string{"SEEDFALL=1", "SEEDFALL_NODE=" + n.prog.Name}, n.prog.Env...)
+	wp := &wasi.Process{
+		Name:   n.prog.Name,
+		Args:   append([]string{n.prog.Name}, n.prog.Args...),
+		Env:    env,
+		Now:    r.s.Now,
+		Random: rng.ForName(r.seed, "random", n.prog.Name, uint64(inc)),
+		Disk:   n.disk,
+		Etc:    n.etc,
+		Net:    r.net,
+		Host:   n.host,
+		Output: func(stream int, line []byte) {
+			kind := trace.Stdout
+			if stream == 2 {
+				kind = trace.Stderr
+			}
+			r.tr.Add(trace.Line{At: r.s.Now(), Node: n.prog.Name, Inc: inc, Kind: kind, Text: string(line)})
+		},
+		SetupComplete: func() { r.event(n, "setup complete") },
+	}
+	n.wp = wp
+	r.event(n, "start")
+	n.proc = r.s.Go(n.label(), func(p *sched.Proc) { n.body(wp) })
+	wp.Proc = n.proc
+}
+
+// body runs on the process's goroutine while it holds the baton.
+func (n *node) body(wp *wasi.Process) {
+	r := n.r
+	ictx, cancel := context.WithCancel(r.ctx)
+	n.proc.Interrupt = cancel
+	ctx := wasi.WithProcess(ictx, wp)
+	cfg := wazero.NewModuleConfig().WithName(fmt.Sprintf("seedfall-%d", instanceIDs.Add(1))).WithStartFunctions("_start")
+	mod, err := r.p.e.rt.InstantiateModule(ctx, n.prog.mod, cfg)
+	if mod != nil {
+		mod.Close(ctx)
+	}
+	cancel()
+	if n.crash {
+		return // the crash event does the rest
+	}
+	wp.FlushOutput()
+	wp.Close()
+	var ee *sys.ExitError
+	switch {
+	case err == nil:
+		r.exited(n, 0, nil)
+	case errors.As(err, &ee) && !errors.Is(ictx.Err(), context.Canceled):
+		r.exited(n, ee.ExitCode(), nil)
+	default:
+		r.exited(n, 0, err)
+	}
+}
+
+// exited decides what a program's end means for the run.
+func (r *runner) exited(n *node, code uint32, trap error) {
+	n.up = false
+	if r.net != nil {
+		r.net.HostDown(n.host)
+	}
+	if trap != nil {
+		r.event(n, "trap: "+firstLine(trap.Error()))
+		r.fail(ClassTrap, n, fmt.Sprintf("%s trapped: %s", n.label(), firstLine(trap.Error())))
+		return
+	}
+	r.event(n, fmt.Sprintf("exit %d", code))
+	if code == 2 {
+		r.fail(ClassPanic, n, fmt.Sprintf("%s panicked (exit status 2)", n.label()))
+		return
+	}
+	switch n.prog.Role {
+	case world.RoleWorkload:
+		if code != 0 {
+			r.fail(ClassWorkload, n, fmt.Sprintf("%s exited with status %d", n.label(), code))
+			return
+		}
+		n.done = true
+		for _, m := range r.nodes {
+			if m.prog.Role == world.RoleWorkload && !m.done {
+				return
+			}
+		}
+		r.workloadsDone()
+	case world.RoleFinally:
+		if code != 0 {
+			r.fail(ClassFinally, n, fmt.Sprintf("finally check %s exited with status %d", n.label(), code))
+			return
+		}
+		r.pass("workloads and finally check exited 0")
+	default:
+		if code == 0 {
+			n.done = true
+			return
+		}
+		if !r.w.Supervise {
+			r.fail(ClassExit, n, fmt.Sprintf("%s exited with status %d (set \"supervise\": true to restart nodes that exit with an error)", n.label(), code))
+			return
+		}
+		at := r.s.Now() + int64(n.rst.Between(r.w.Faults.RestartAfter.Min, r.w.Faults.RestartAfter.Max))
+		r.event(n, fmt.Sprintf("supervisor restarts it at %v", time.Duration(at)))
+		inc := n.inc
+		r.s.At(at, func() {
+			if r.res == nil && !n.up && n.inc == inc {
+				r.start(n)
+			}
+		})
+	}
+}
+
+// workloadsDone starts the finally check, with faults stopped and crashed
+// nodes back up, or passes the run.
+func (r *runner) workloadsDone() {
+	f := r.finally()
+	if f == nil {
+		r.pass("every workload exited 0")
+		return
+	}
+	r.faultsOn = false
+	for _, n := range r.nodes {
+		if n.prog.Role == world.RoleNode && !n.up && !n.done {
+			r.event(n, "restart for the finally check")
+			r.start(n)
+		}
+	}
+	r.s.ExtendHorizon(r.s.Now() + int64(r.w.Duration))
+	r.start(f)
+}
+
+func (r *runner) finally() *node {
+	for _, n := range r.nodes {
+		if n.prog.Role == world.RoleFinally {
+			return n
+		}
+	}
+	return nil
+}
+
+// apply fires a scheduled fault, if it can happen now.
+func (r *runner) apply(f faults.Fault) {
+	if r.res != nil || !r.faultsOn {
+		return
+	}
+	switch f.Kind {
+	case faults.Crash:
+		n := r.byName(f.Node)
+		if n == nil || !n.up {
+			return
+		}
+		r.applied = append(r.applied, f)
+		n.crash = true
+		r.s.Kill(n.proc)
+		n.up = false
+		n.wp.FlushOutput()
+		if r.net != nil {
+			r.net.HostDown(n.host)
+		}
+		n.disk.Crash()
+		r.event(n, fmt.Sprintf("crash, restart at %v", f.Until))
+		inc := n.inc
+		r.s.At(int64(f.Until), func() {
+			if r.res == nil && !n.up && n.inc == inc {
+				r.start(n)
+			}
+		})
+	}
+}
+
+func (r *runner) pass(reason string) {
+	if r.res != nil {
+		return
+	}
+	r.res = &Result{Passed: true, Reason: reason}
+	r.s.Stop()
+}
+
+func (r *runner) fail(class string, n *node, reason string) {
+	if r.res != nil {
+		return
+	}
+	r.res = &Result{Class: class, Reason: reason}
+	if n != nil {
+		r.res.Node = n.prog.Name
+	}
+	r.s.Stop()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+var _ = netip.Addr{}

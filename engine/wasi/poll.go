@@ -1,0 +1,146 @@
+package wasi
+
+import (
+	"context"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/seedfall/seedfall/engine/errno"
+	"github.com/seedfall/seedfall/engine/sched"
+)
+
+const (
+	eventClock   = 0
+	eventFdRead  = 1
+	eventFdWrite = 2
+
+	subscriptionAbstime = 1
+)
+
+// readyAt is the virtual time at which an operation on the descriptor stops
+// returning EAGAIN, or sched.Never.
+func (e *fdEntry) readyAt(now int64, write bool) int64 {
+	switch e.kind {
+	case kindConn:
+		if write {
+			return e.conn.WritableAt()
+		}
+		return e.conn.ReadableAt()
+	case kindListener:
+		if write {
+			return now
+		}
+		return e.lis.ReadableAt()
+	}
+	return now // files, directories and stdio never block
+}
+
+type pollSub struct {
+	userdata uint64
+	tag      uint8
+	fd       uint32
+	e        *fdEntry
+}
+
+// pollOneoff is where a program waits: for a timer, a socket, or both. If
+// nothing is ready it gives the baton back until the earliest moment
+// something will be; that is how virtual time advances.
+func pollOneoff(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	p := proc(ctx)
+	in, out, nsub, nPtr := uint32(s[0]), uint32(s[1]), uint32(s[2]), uint32(s[3])
+	if nsub == 0 {
+		return errno.EINVAL
+	}
+	mem := m.Memory()
+	raw, ok := mem.Read(in, nsub*48)
+	if !ok {
+		return errno.EFAULT
+	}
+	now := p.Now()
+	deadline := int64(sched.Never)
+	subs := make([]pollSub, nsub)
+	for i := range subs {
+		b := raw[i*48:]
+		sub := pollSub{userdata: le.Uint64(b), tag: b[8]}
+		switch sub.tag {
+		case eventClock:
+			id := le.Uint32(b[16:])
+			timeout := int64(le.Uint64(b[24:]))
+			d := now + timeout
+			if le.Uint16(b[40:])&subscriptionAbstime != 0 {
+				cur, ok := p.clock(id)
+				if !ok {
+					return errno.EINVAL
+				}
+				d = now + (timeout - cur)
+			}
+			if d < now {
+				d = now
+			}
+			if timeout < 0 { // overflowed: effectively forever
+				d = 1<<63 - 1
+			}
+			if deadline == sched.Never || d < deadline {
+				deadline = d
+			}
+		case eventFdRead, eventFdWrite:
+			sub.fd = le.Uint32(b[16:])
+			sub.e = p.fd(sub.fd)
+		default:
+			return errno.EINVAL
+		}
+		subs[i] = sub
+	}
+	readyAt := func() int64 {
+		t := deadline
+		cur := p.Now()
+		for _, sub := range subs {
+			if sub.tag == eventClock {
+				continue
+			}
+			r := cur
+			if sub.e != nil {
+				r = sub.e.readyAt(cur, sub.tag == eventFdWrite)
+			}
+			if r != sched.Never && (t == sched.Never || r < t) {
+				t = r
+			}
+		}
+		return t
+	}
+	if t := readyAt(); t == sched.Never || t > now {
+		p.block(ctx, m, readyAt)
+	}
+	now = p.Now()
+	nev := uint32(0)
+	var ev [32]byte
+	for _, sub := range subs {
+		fire, en := false, errno.SUCCESS
+		switch sub.tag {
+		case eventClock:
+			fire = deadline != sched.Never && deadline <= now
+		default:
+			if sub.e == nil {
+				fire, en = true, errno.EBADF
+				break
+			}
+			r := sub.e.readyAt(now, sub.tag == eventFdWrite)
+			fire = r != sched.Never && r <= now
+		}
+		if !fire {
+			continue
+		}
+		ev = [32]byte{}
+		le.PutUint64(ev[0:], sub.userdata)
+		le.PutUint16(ev[8:], uint16(en))
+		ev[10] = sub.tag
+		if !mem.Write(out+nev*32, ev[:]) {
+			return errno.EFAULT
+		}
+		nev++
+	}
+	if !mem.WriteUint32Le(nPtr, nev) {
+		return errno.EFAULT
+	}
+	return 0
+}

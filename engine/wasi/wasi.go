@@ -1,0 +1,346 @@
+// Package wasi is seedfall's own wasi_snapshot_preview1: every function Go's
+// wasip1 port imports, implemented over the simulated world instead of the
+// host. Nothing here reaches the host's clock, random source, files or
+// network. It also provides the `seedfall` host module that the guest API
+// (package sim) and the net overlay call.
+//
+// A Process is the OS-side state of one running instance: its fd table,
+// clock, random stream, output and links to its node's disk and network.
+// Host functions find it through the context passed to InstantiateModule.
+package wasi
+
+import (
+	"context"
+	"encoding/binary"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/seedfall/seedfall/engine/disk"
+	"github.com/seedfall/seedfall/engine/errno"
+	"github.com/seedfall/seedfall/engine/netsim"
+	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/sched"
+)
+
+// Epoch is the wall-clock time at virtual time 0: 2025-01-01T00:00:00Z.
+const Epoch int64 = 1735689600 * 1e9
+
+// monoBase keeps the monotonic clock away from zero, as a real uptime is.
+const monoBase int64 = 1e9
+
+// ExitKilled is the exit code of an instance that was killed (a crash).
+const ExitKilled = 137
+
+// Process is one running instance of a program.
+type Process struct {
+	Name string
+	Args []string // argv, including argv[0]
+	Env  []string // "K=V"
+
+	Proc   *sched.Proc
+	Now    func() int64 // virtual ns since the start of the run
+	Random rng.Stream
+
+	Disk *disk.Disk // the node's disk, preopened as "/" and the working directory
+	Etc  *disk.Disk // read-only "/etc" (hosts), or nil
+
+	Net  *netsim.Network // nil without net_overlay
+	Host int             // this node's host index in Net
+
+	// Output receives each complete line written to stdout (1) or stderr (2).
+	Output func(stream int, line []byte)
+	// SetupComplete is called when the program calls sim.SetupComplete().
+	SetupComplete func()
+
+	fds      []*fdEntry
+	lineBuf  [3][]byte
+	exitCode uint32
+	exited   bool
+}
+
+// Exited reports whether the process called proc_exit, and its code.
+func (p *Process) Exited() (bool, uint32) { return p.exited, p.exitCode }
+
+type procKey struct{}
+
+// WithProcess returns a context under which host functions act for p.
+func WithProcess(ctx context.Context, p *Process) context.Context {
+	p.init()
+	return context.WithValue(ctx, procKey{}, p)
+}
+
+func proc(ctx context.Context) *Process { return ctx.Value(procKey{}).(*Process) }
+
+// Instantiate registers the wasi_snapshot_preview1 and seedfall host modules
+// in r. One registration serves every world that uses the runtime.
+func Instantiate(ctx context.Context, r wazero.Runtime) error {
+	b := r.NewHostModuleBuilder("wasi_snapshot_preview1")
+	for _, f := range wasiFuncs {
+		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, []api.ValueType{i32}).Export(f.name)
+	}
+	if _, err := b.Instantiate(ctx); err != nil {
+		return err
+	}
+	b = r.NewHostModuleBuilder("seedfall")
+	for _, f := range seedfallFuncs {
+		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, f.results).Export(f.name)
+	}
+	_, err := b.Instantiate(ctx)
+	return err
+}
+
+const (
+	i32 = api.ValueTypeI32
+	i64 = api.ValueTypeI64
+)
+
+type hostFunc struct {
+	name    string
+	params  []api.ValueType
+	results []api.ValueType
+	fn      api.GoModuleFunc
+}
+
+func vt(ts ...api.ValueType) []api.ValueType { return ts }
+
+func fn(name string, params []api.ValueType, f func(ctx context.Context, m api.Module, s []uint64) errno.Errno) hostFunc {
+	return hostFunc{name: name, params: params, results: vt(i32), fn: func(ctx context.Context, m api.Module, s []uint64) {
+		s[0] = uint64(f(ctx, m, s))
+	}}
+}
+
+var wasiFuncs = []hostFunc{
+	fn("args_get", vt(i32, i32), argsGet),
+	fn("args_sizes_get", vt(i32, i32), argsSizesGet),
+	fn("environ_get", vt(i32, i32), environGet),
+	fn("environ_sizes_get", vt(i32, i32), environSizesGet),
+	fn("clock_res_get", vt(i32, i32), clockResGet),
+	fn("clock_time_get", vt(i32, i64, i32), clockTimeGet),
+	fn("fd_close", vt(i32), fdClose),
+	fn("fd_datasync", vt(i32), fdSync),
+	fn("fd_fdstat_get", vt(i32, i32), fdFdstatGet),
+	fn("fd_fdstat_set_flags", vt(i32, i32), fdFdstatSetFlags),
+	fn("fd_fdstat_set_rights", vt(i32, i64, i64), fdFdstatSetRights),
+	fn("fd_filestat_get", vt(i32, i32), fdFilestatGet),
+	fn("fd_filestat_set_size", vt(i32, i64), fdFilestatSetSize),
+	fn("fd_filestat_set_times", vt(i32, i64, i64, i32), fdFilestatSetTimes),
+	fn("fd_pread", vt(i32, i32, i32, i64, i32), fdPread),
+	fn("fd_prestat_get", vt(i32, i32), fdPrestatGet),
+	fn("fd_prestat_dir_name", vt(i32, i32, i32), fdPrestatDirName),
+	fn("fd_pwrite", vt(i32, i32, i32, i64, i32), fdPwrite),
+	fn("fd_read", vt(i32, i32, i32, i32), fdRead),
+	fn("fd_readdir", vt(i32, i32, i32, i64, i32), fdReaddir),
+	fn("fd_seek", vt(i32, i64, i32, i32), fdSeek),
+	fn("fd_sync", vt(i32), fdSync),
+	fn("fd_tell", vt(i32, i32), fdTell),
+	fn("fd_write", vt(i32, i32, i32, i32), fdWrite),
+	fn("path_create_directory", vt(i32, i32, i32), pathCreateDirectory),
+	fn("path_filestat_get", vt(i32, i32, i32, i32, i32), pathFilestatGet),
+	fn("path_filestat_set_times", vt(i32, i32, i32, i32, i64, i64, i32), pathFilestatSetTimes),
+	fn("path_link", vt(i32, i32, i32, i32, i32, i32, i32), pathLink),
+	fn("path_open", vt(i32, i32, i32, i32, i32, i64, i64, i32, i32), pathOpen),
+	fn("path_readlink", vt(i32, i32, i32, i32, i32, i32), pathReadlink),
+	fn("path_remove_directory", vt(i32, i32, i32), pathRemoveDirectory),
+	fn("path_rename", vt(i32, i32, i32, i32, i32, i32), pathRename),
+	fn("path_symlink", vt(i32, i32, i32, i32, i32), pathSymlink),
+	fn("path_unlink_file", vt(i32, i32, i32), pathUnlinkFile),
+	fn("poll_oneoff", vt(i32, i32, i32, i32), pollOneoff),
+	{name: "proc_exit", params: vt(i32), fn: procExit},
+	fn("random_get", vt(i32, i32), randomGet),
+	fn("sched_yield", nil, schedYield),
+	fn("sock_accept", vt(i32, i32, i32), sockAccept),
+	fn("sock_recv", vt(i32, i32, i32, i32, i32, i32), nosys),
+	fn("sock_send", vt(i32, i32, i32, i32, i32), nosys),
+	fn("sock_shutdown", vt(i32, i32), sockShutdown),
+	fn("proc_raise", vt(i32), nosys),
+	fn("fd_advise", vt(i32, i64, i64, i32), success),
+	fn("fd_allocate", vt(i32, i64, i64), fdAllocate),
+	fn("fd_renumber", vt(i32, i32), nosys),
+}
+
+func nosys(context.Context, api.Module, []uint64) errno.Errno   { return errno.ENOSYS }
+func success(context.Context, api.Module, []uint64) errno.Errno { return errno.SUCCESS }
+
+var le = binary.LittleEndian
+
+// kill unwinds the guest after its process was killed while blocked.
+func kill(ctx context.Context, m api.Module) {
+	_ = m.CloseWithExitCode(ctx, ExitKilled)
+	panic(sys.NewExitError(ExitKilled))
+}
+
+// block parks the calling instance until readyAt's time, or kills it.
+func (p *Process) block(ctx context.Context, m api.Module, readyAt func() int64) {
+	if p.Proc.Block(readyAt) {
+		kill(ctx, m)
+	}
+}
+
+func procExit(ctx context.Context, m api.Module, s []uint64) {
+	p := proc(ctx)
+	code := uint32(s[0])
+	p.exited, p.exitCode = true, code
+	p.FlushOutput()
+	p.closeAll()
+	_ = m.CloseWithExitCode(ctx, code)
+	panic(sys.NewExitError(code))
+}
+
+// ---- args and environment ----
+
+func strsGet(m api.Module, list []string, ptrs, buf uint32) errno.Errno {
+	mem := m.Memory()
+	for _, s := range list {
+		if !mem.WriteUint32Le(ptrs, buf) || !mem.WriteString(buf, s) || !mem.WriteByte(buf+uint32(len(s)), 0) {
+			return errno.EFAULT
+		}
+		ptrs += 4
+		buf += uint32(len(s)) + 1
+	}
+	return 0
+}
+
+func strsSizes(m api.Module, list []string, countPtr, sizePtr uint32) errno.Errno {
+	n := uint32(0)
+	for _, s := range list {
+		n += uint32(len(s)) + 1
+	}
+	if !m.Memory().WriteUint32Le(countPtr, uint32(len(list))) || !m.Memory().WriteUint32Le(sizePtr, n) {
+		return errno.EFAULT
+	}
+	return 0
+}
+
+func argsGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	return strsGet(m, proc(ctx).Args, uint32(s[0]), uint32(s[1]))
+}
+func argsSizesGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	return strsSizes(m, proc(ctx).Args, uint32(s[0]), uint32(s[1]))
+}
+func environGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	return strsGet(m, proc(ctx).Env, uint32(s[0]), uint32(s[1]))
+}
+func environSizesGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	return strsSizes(m, proc(ctx).Env, uint32(s[0]), uint32(s[1]))
+}
+
+// ---- clocks, randomness, yielding ----
+
+const (
+	clockRealtime  = 0
+	clockMonotonic = 1
+)
+
+// clock reads a clock in its own base: wall ns since the Unix epoch, or
+// monotonic ns.
+func (p *Process) clock(id uint32) (int64, bool) {
+	switch id {
+	case clockRealtime:
+		return Epoch + p.Now(), true
+	case clockMonotonic, 2, 3: // process and thread CPU time count as monotonic time
+		return monoBase + p.Now(), true
+	}
+	return 0, false
+}
+
+func clockResGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	if _, ok := proc(ctx).clock(uint32(s[0])); !ok {
+		return errno.EINVAL
+	}
+	if !m.Memory().WriteUint64Le(uint32(s[1]), 1) {
+		return errno.EFAULT
+	}
+	return 0
+}
+
+func clockTimeGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	t, ok := proc(ctx).clock(uint32(s[0]))
+	if !ok {
+		return errno.EINVAL
+	}
+	if !m.Memory().WriteUint64Le(uint32(s[2]), uint64(t)) {
+		return errno.EFAULT
+	}
+	return 0
+}
+
+func randomGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	buf, ok := m.Memory().Read(uint32(s[0]), uint32(s[1]))
+	if !ok {
+		return errno.EFAULT
+	}
+	p := proc(ctx)
+	p.Random.Fill(buf)
+	return 0
+}
+
+func schedYield(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	p := proc(ctx)
+	if p.Proc.Yield() {
+		kill(ctx, m)
+	}
+	return 0
+}
+
+// ---- output ----
+
+// writeOutput captures stdout and stderr line by line.
+func (p *Process) writeOutput(stream int, b []byte) {
+	buf := append(p.lineBuf[stream], b...)
+	for {
+		i := indexByte(buf, '\n')
+		if i < 0 {
+			break
+		}
+		if p.Output != nil {
+			p.Output(stream, buf[:i])
+		}
+		buf = buf[i+1:]
+	}
+	// Keep the partial line; copy down so the buffer does not grow forever.
+	p.lineBuf[stream] = append(p.lineBuf[stream][:0], buf...)
+}
+
+// Close closes every descriptor the process still holds, as the kernel does
+// when a process ends.
+func (p *Process) Close() { p.closeAll() }
+
+// FlushOutput emits partial lines, as when a process ends.
+func (p *Process) FlushOutput() {
+	for stream := 1; stream <= 2; stream++ {
+		if len(p.lineBuf[stream]) > 0 && p.Output != nil {
+			p.Output(stream, p.lineBuf[stream])
+		}
+		p.lineBuf[stream] = p.lineBuf[stream][:0]
+	}
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// readIovecs returns the guest buffers of an iovec array.
+func readIovecs(m api.Module, iovs, n uint32) ([][]byte, bool) {
+	mem := m.Memory()
+	raw, ok := mem.Read(iovs, n*8)
+	if !ok {
+		return nil, false
+	}
+	out := make([][]byte, 0, n)
+	for i := uint32(0); i < n; i++ {
+		ptr, l := le.Uint32(raw[i*8:]), le.Uint32(raw[i*8+4:])
+		b, ok := mem.Read(ptr, l)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, b)
+	}
+	return out, true
+}
