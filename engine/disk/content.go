@@ -1,0 +1,135 @@
+package disk
+
+// pageSize is the unit of storage and of later writeback faults (torn and
+// reordered writeback, lost and misdirected writes all work on 4 KiB pages).
+const pageSize = 4096
+
+// maxFileSize bounds a file's size. Pages are kept in a flat slice, so a
+// sparse file costs 8 bytes per 4 KiB of apparent size; 64 GiB of holes is
+// 128 MiB of pointers, which is where we say EFBIG rather than exhaust memory.
+const maxFileSize = 1 << 36
+
+type page [pageSize]byte
+
+// content is the bytes of one file, either its page cache or its durable
+// copy. A nil page is a hole and reads as zeros. Bytes past size in the last
+// page are always zero, so growing a file never reveals old data.
+//
+// The cache and the durable copy of one inode may share pages (after a
+// crash, after WriteFile). A page is shared exactly when both hold the same
+// pointer at the same index; the side that writes copies it first. No page
+// is ever shared between inodes or at different indices.
+type content struct {
+	size  int64
+	pages []*page
+}
+
+// clone returns a copy that shares every page; writes copy on demand.
+func (c *content) clone() content {
+	if len(c.pages) == 0 {
+		return content{size: c.size}
+	}
+	return content{size: c.size, pages: append([]*page(nil), c.pages...)}
+}
+
+func (c *content) readAt(p []byte, off int64) int {
+	if off >= c.size {
+		return 0
+	}
+	n := len(p)
+	if rem := c.size - off; int64(n) > rem {
+		n = int(rem)
+	}
+	done := 0
+	for done < n {
+		i := int((off + int64(done)) / pageSize)
+		o := int((off + int64(done)) % pageSize)
+		k := min(pageSize-o, n-done)
+		if pg := c.pages[i]; pg != nil {
+			copy(p[done:done+k], pg[o:o+k])
+		} else {
+			clear(p[done : done+k])
+		}
+		done += k
+	}
+	return n
+}
+
+// own returns page i ready to be written, copying it if other shares it.
+func (c *content) own(i int, other *content) *page {
+	pg := c.pages[i]
+	if pg == nil {
+		pg = new(page)
+		c.pages[i] = pg
+		return pg
+	}
+	if other != nil && i < len(other.pages) && other.pages[i] == pg {
+		np := new(page)
+		*np = *pg
+		c.pages[i] = np
+		return np
+	}
+	return pg
+}
+
+func pagesFor(size int64) int { return int((size + pageSize - 1) / pageSize) }
+
+// grow makes room for size bytes of pages; new pages are holes.
+func (c *content) grow(size int64) {
+	if n := pagesFor(size); n > len(c.pages) {
+		if n <= cap(c.pages) {
+			c.pages = c.pages[:n]
+		} else {
+			np := make([]*page, n, max(n, 2*cap(c.pages)))
+			copy(np, c.pages)
+			c.pages = np
+		}
+	}
+}
+
+// writeAt writes p at off; the caller has checked off+len(p) <= maxFileSize.
+func (c *content) writeAt(p []byte, off int64, other *content) {
+	if len(p) == 0 {
+		return
+	}
+	end := off + int64(len(p))
+	c.grow(end)
+	done := 0
+	for done < len(p) {
+		i := int((off + int64(done)) / pageSize)
+		o := int((off + int64(done)) % pageSize)
+		k := min(pageSize-o, len(p)-done)
+		pg := c.own(i, other)
+		copy(pg[o:o+k], p[done:done+k])
+		done += k
+	}
+	if end > c.size {
+		c.size = end
+	}
+}
+
+func (c *content) truncate(size int64, other *content) {
+	switch {
+	case size < c.size:
+		n := pagesFor(size)
+		if o := int(size % pageSize); o != 0 && c.pages[n-1] != nil {
+			pg := c.own(n-1, other)
+			clear(pg[o:])
+		}
+		clear(c.pages[n:]) // let dropped pages be collected
+		c.pages = c.pages[:n]
+	case size > c.size:
+		c.grow(size)
+	}
+	c.size = size
+}
+
+// apply performs one logged data operation.
+func (c *content) apply(op *DataOp, other *content) {
+	switch op.Kind {
+	case DataWrite:
+		c.writeAt(op.Data, op.Off, other)
+	case DataTruncate:
+		c.truncate(op.Size, other)
+	}
+}
