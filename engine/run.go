@@ -269,12 +269,13 @@ func (n *node) body(wp *wasi.Process) {
 	ctx := wasi.WithProcess(ictx, wp)
 	cfg := wazero.NewModuleConfig().WithName(fmt.Sprintf("seedfall-%d", instanceIDs.Add(1))).WithStartFunctions("_start")
 	mod, err := r.p.e.rt.InstantiateModule(ctx, n.prog.mod, cfg)
+	interrupted := ictx.Err() != nil
 	if mod != nil {
 		mod.Close(ctx)
 	}
 	cancel()
-	if n.crash {
-		return // the crash event does the rest
+	if n.crash || wp.Killed() {
+		return // killed by a crash or at the end of the run: nothing to decide
 	}
 	wp.FlushOutput()
 	wp.Close()
@@ -282,7 +283,7 @@ func (n *node) body(wp *wasi.Process) {
 	switch {
 	case err == nil:
 		r.exited(n, 0, nil)
-	case errors.As(err, &ee) && !errors.Is(ictx.Err(), context.Canceled):
+	case errors.As(err, &ee) && !interrupted:
 		r.exited(n, ee.ExitCode(), nil)
 	default:
 		r.exited(n, 0, err)

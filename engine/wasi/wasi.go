@@ -58,7 +58,11 @@ type Process struct {
 	lineBuf  [3][]byte
 	exitCode uint32
 	exited   bool
+	killed   bool
 }
+
+// Killed reports whether the process was killed while it waited.
+func (p *Process) Killed() bool { return p.killed }
 
 // Exited reports whether the process called proc_exit, and its code.
 func (p *Process) Exited() (bool, uint32) { return p.exited, p.exitCode }
@@ -78,7 +82,7 @@ func proc(ctx context.Context) *Process { return ctx.Value(procKey{}).(*Process)
 func Instantiate(ctx context.Context, r wazero.Runtime) error {
 	b := r.NewHostModuleBuilder("wasi_snapshot_preview1")
 	for _, f := range wasiFuncs {
-		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, []api.ValueType{i32}).Export(f.name)
+		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, f.results).Export(f.name)
 	}
 	if _, err := b.Instantiate(ctx); err != nil {
 		return err
@@ -174,6 +178,7 @@ func kill(ctx context.Context, m api.Module) {
 // block parks the calling instance until readyAt's time, or kills it.
 func (p *Process) block(ctx context.Context, m api.Module, readyAt func() int64) {
 	if p.Proc.Block(readyAt) {
+		p.killed = true
 		kill(ctx, m)
 	}
 }
@@ -279,6 +284,7 @@ func randomGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 func schedYield(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	p := proc(ctx)
 	if p.Proc.Yield() {
+		p.killed = true
 		kill(ctx, m)
 	}
 	return 0

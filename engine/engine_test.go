@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/trace"
+	"github.com/seedfall/seedfall/engine/world"
+)
+
+var (
+	sharedOnce sync.Once
+	sharedEng  *Engine
+	sharedErr  error
+)
+
+// testEngine is one engine for the package's tests: building and compiling
+// guests is the slow part, and the engine caches both.
+func testEngine(t testing.TB) *Engine {
+	sharedOnce.Do(func() { sharedEng, sharedErr = New(context.Background(), Options{}) })
+	if sharedErr != nil {
+		t.Fatal(sharedErr)
+	}
+	return sharedEng
+}
+
+// prepare parses a world written against the test guests' module.
+func prepare(t testing.TB, js string) *Prepared {
+	t.Helper()
+	dir, _ := filepath.Abs("testdata/guests")
+	w, err := world.Parse([]byte(js), filepath.Join(dir, "seedfall.json"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := testEngine(t).Prepare(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func run(t testing.TB, p *Prepared, seed uint64, sch *faults.Schedule) *Result {
+	t.Helper()
+	res, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: sch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// twice runs a seed two times and insists on the same digest.
+func twice(t testing.TB, p *Prepared, seed uint64, sch *faults.Schedule) *Result {
+	t.Helper()
+	a, b := run(t, p, seed, sch), run(t, p, seed, sch)
+	if a.Digest != b.Digest {
+		t.Fatalf("seed %d ran twice with different traces:\n%s\n---\n%s", seed, trace.Render(a.Lines, ""), trace.Render(b.Lines, ""))
+	}
+	return a
+}
+
+func output(res *Result, node string) string { return trace.Render(res.Lines, node) }
+
+func TestHelloSeesASeededWorld(t *testing.T) {
+	p := prepare(t, `{"nodes": [], "workload": {"name": "client", "pkg": "./hello", "args": ["-x"], "env": {"EXTRA": "yes"}}}`)
+	r1 := twice(t, p, 1, nil)
+	if !r1.Passed || r1.Reason != "every workload exited 0" {
+		t.Fatalf("verdict %v %q %q\n%s", r1.Passed, r1.Class, r1.Reason, output(r1, ""))
+	}
+	out := output(r1, "")
+	for _, want := range []string{
+		"0.000000000 client#1 - start",
+		"| args [client -x]",
+		"| env 1 client yes",
+		"| wd /",
+		"| now 2025-01-01T00:00:00Z",
+		"1.500000000 client#1 | slept 1.5s",
+		"! to stderr",
+		"| no newline at the end",
+		"client#1 - exit 0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// Randomness and map order come from the seed.
+	r2 := run(t, p, 2, nil)
+	if r2.Digest == r1.Digest {
+		t.Fatalf("seeds 1 and 2 gave the same trace:\n%s", out)
+	}
+	pick := func(r *Result, key string) string {
+		for _, l := range r.Lines {
+			if strings.HasPrefix(l.Text, key+" ") {
+				return l.Text
+			}
+		}
+		return ""
+	}
+	if pick(r1, "crypto") == pick(r2, "crypto") || pick(r1, "math") == pick(r2, "math") {
+		t.Errorf("random draws do not depend on the seed: %q %q", pick(r1, "crypto"), pick(r1, "math"))
+	}
+	if r1.SimNs != 1_500_000_000 {
+		t.Errorf("virtual time at the end = %d, want 1.5s", r1.SimNs)
+	}
+}
+
+func TestSchedulerInterleavesBySeed(t *testing.T) {
+	p := prepare(t, `{"nodes": [{"name": "a", "pkg": "./sleeper"}, {"name": "b", "pkg": "./sleeper"}],
+		"workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "3"]}}`)
+	digests := map[string]bool{}
+	for seed := uint64(1); seed <= 6; seed++ {
+		r := twice(t, p, seed, nil)
+		if !r.Passed {
+			t.Fatalf("seed %d: %s %s\n%s", seed, r.Class, r.Reason, output(r, ""))
+		}
+		digests[r.Digest] = true
+	}
+	if len(digests) < 3 {
+		t.Fatalf("6 seeds gave %d distinct traces: the seed must decide the interleaving", len(digests))
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		name, world, class, reason string
+		passed                     bool
+	}{
+		{"workload fails", `{"nodes": [], "workload": {"name": "c", "pkg": "./exitcode", "args": ["3"]}}`, ClassWorkload, "c#1 exited with status 3", false},
+		{"panic", `{"nodes": [{"name": "s", "pkg": "./panicky"}], "workload": {"name": "c", "pkg": "./sleeper"}}`, ClassPanic, "s#1 panicked (exit status 2)", false},
+		{"node exit", `{"nodes": [{"name": "s", "pkg": "./exitcode", "args": ["1"]}], "workload": {"name": "c", "pkg": "./sleeper"}}`, ClassExit, `s#1 exited with status 1 (set "supervise": true`, false},
+		{"horizon", `{"duration": "200ms", "nodes": [], "workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "100"]}}`, "", "hit the time horizon", true},
+		{"finally fails", `{"nodes": [], "workload": {"name": "c", "pkg": "./exitcode", "args": ["0"]}, "finally": {"name": "f", "pkg": "./exitcode", "args": ["4"]}}`, ClassFinally, "finally check f#1 exited with status 4", false},
+		{"finally passes", `{"nodes": [], "workload": {"name": "c", "pkg": "./exitcode", "args": ["0"]}, "finally": {"name": "f", "pkg": "./exitcode", "args": ["0"]}}`, "", "workloads and finally check exited 0", true},
+		{"watchdog", `{"watchdog": "300ms", "nodes": [{"name": "s", "pkg": "./spin"}], "workload": {"name": "c", "pkg": "./sleeper"}}`, ClassWatchdog, "s#1 ran for more than 300ms of real time without yielding", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := prepare(t, tc.world)
+			var r *Result
+			if tc.class == ClassWatchdog {
+				r = run(t, p, 1, nil) // real time decides when, not the trace
+			} else {
+				r = twice(t, p, 1, nil)
+			}
+			if r.Passed != tc.passed || r.Class != tc.class || !strings.HasPrefix(r.Reason, tc.reason) {
+				t.Fatalf("got passed=%v class=%q reason=%q, want %v %q %q\n%s", r.Passed, r.Class, r.Reason, tc.passed, tc.class, tc.reason, output(r, ""))
+			}
+		})
+	}
+}
+
+func TestSupervisedRestart(t *testing.T) {
+	p := prepare(t, `{"supervise": true, "duration": "5s", "nodes": [{"name": "s", "pkg": "./exitcode", "args": ["1"]}], "workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "30"]}}`)
+	r := twice(t, p, 3, nil)
+	if !r.Passed {
+		t.Fatalf("%s: %s\n%s", r.Class, r.Reason, output(r, ""))
+	}
+	if out := output(r, "s"); !strings.Contains(out, "s#2 - start") || !strings.Contains(out, "supervisor restarts it at") {
+		t.Fatalf("no supervised restart:\n%s", out)
+	}
+}
+
+// A crash keeps only what was durable: synced file data, and directory
+// entries whose parent was synced (under strict_dirs), or all entries (without).
+func TestCrashKeepsDurableState(t *testing.T) {
+	crashAt := &faults.Schedule{Seed: 1, Duration: 0, Faults: []faults.Fault{{At: 1_000_000_000, Kind: faults.Crash, Node: "d", Until: 1_500_000_000}}}
+	for _, tc := range []struct {
+		strict bool
+		want   string
+	}{
+		// b/synced: b's own entry was synced with ".", but b was never synced.
+		{true, `found [a/synced="x" synced="s" unsynced=""]`},
+		{false, `found [a/synced="x" b/synced="y" c/synced="z" synced="s" unsynced=""]`},
+	} {
+		js := `{"duration": "3s", "faults": {"strict_dirs": ` + map[bool]string{true: "true", false: "false"}[tc.strict] + `},
+			"nodes": [{"name": "d", "pkg": "./durable"}], "workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "20"]}}`
+		p := prepare(t, js)
+		r := twice(t, p, 1, crashAt)
+		out := output(r, "d")
+		if !strings.Contains(out, "d#1 | found []") || !strings.Contains(out, "d#2 | "+tc.want) {
+			t.Fatalf("strict_dirs=%v: after the crash want %s\n%s", tc.strict, tc.want, out)
+		}
+		if len(r.Schedule.Faults) != 1 {
+			t.Fatalf("schedule = %+v, want the one crash", r.Schedule.Faults)
+		}
+	}
+}
+
+func TestPlannedCrashesReplayExactly(t *testing.T) {
+	p := prepare(t, `{"duration": "5s", "faults": {"crash_per_sec": 2, "restart_after": ["10ms", "100ms"]},
+		"nodes": [{"name": "a", "pkg": "./sleeper", "args": ["-n", "1000", "-every", "7ms"]}, {"name": "b", "pkg": "./sleeper", "args": ["-n", "1000"]}],
+		"workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "40"]}}`)
+	r := twice(t, p, 11, nil)
+	if len(r.Schedule.Faults) < 2 {
+		t.Fatalf("only %d crashes happened; want a few\n%s", len(r.Schedule.Faults), output(r, ""))
+	}
+	for _, f := range r.Schedule.Faults {
+		if int64(f.At) > r.SimNs {
+			t.Fatalf("fault at %v recorded after the run ended at %v", f.At, r.SimNs)
+		}
+	}
+	replayed := twice(t, p, 11, r.Schedule)
+	if replayed.Digest != r.Digest {
+		t.Fatalf("replaying the recorded schedule changed the trace")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.json")
+	if err := r.Schedule.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := faults.Load(path, []string{"a", "b", "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run(t, p, 11, loaded).Digest != r.Digest {
+		t.Fatal("replaying the saved schedule file changed the trace")
+	}
+	// Without the faults, the same seed runs differently.
+	none := run(t, p, 11, &faults.Schedule{Seed: 11})
+	if none.Digest == r.Digest {
+		t.Fatal("an empty schedule gave the same trace as the crashing one")
+	}
+	_ = os.Remove(path)
+}
+
+
+
+
