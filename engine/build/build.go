@@ -1,0 +1,593 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seedfall/seedfall/sim"
+)
+
+// Builder builds guests and keeps them in a content-addressed cache. Its
+// methods are safe for concurrent use, and several processes may share one
+// CacheDir: every cache entry appears by an atomic rename.
+type Builder struct {
+	CacheDir string   // default: $SEEDFALL_CACHE, else os.UserCacheDir()/seedfall
+	GoCmd    string   // default "go"
+	Env      []string // extra environment for the go command, after the process's own
+
+	mu  sync.Mutex
+	env *goEnv // what `go env` said, asked once per Builder
+}
+
+// Request asks for one node's program.
+type Request struct {
+	Node string // for error messages
+	Pkg  string // directory of a Go main package; made absolute if relative
+	// Overlay replaces or adds files of the Go distribution for this build,
+	// keyed by GOROOT-relative slash path ("src/net/net_fake.go").
+	Overlay map[string][]byte
+}
+
+// Artifact is a built (or loaded) module in the cache.
+type Artifact struct {
+	Path   string        // merged .wasm in the cache
+	Hash   string        // sha256 hex of the bytes at Path
+	Key    string        // cache key: what the module was made from
+	Cached bool          // true when no build was needed
+	Took   time.Duration // wall time of the call, for progress reports
+}
+
+// Error is a build that failed because of the node's program or its
+// configuration. Output is the compiler's output, or what is wrong.
+type Error struct {
+	Node   string
+	Pkg    string // as shown to the user: relative to the working directory when inside it
+	Output string
+}
+
+func (e *Error) Error() string {
+	head := fmt.Sprintf("build node %q (%s):", e.Node, e.Pkg)
+	out := strings.TrimSpace(e.Output)
+	if !strings.Contains(out, "\n") {
+		return head + " " + out
+	}
+	return head + "\n    " + strings.ReplaceAll(out, "\n", "\n    ")
+}
+
+// goEnv is the part of the go command's configuration that decides what a
+// build produces. It includes settings from `go env -w`, which the process
+// environment does not show.
+type goEnv struct {
+	GOVERSION, GOROOT, GOFLAGS, GOEXPERIMENT, GOWASM string
+}
+
+// environ is the environment of every go command the Builder runs. The
+// target and GOWORK cannot be overridden; GOTOOLCHAIN=local keeps the go
+// command from switching to another toolchain than the one whose version is
+// in the cache key.
+func (b *Builder) environ() []string {
+	env := append(os.Environ(), "GOTOOLCHAIN=local")
+	env = append(env, b.Env...)
+	return append(env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK=off")
+}
+
+func (b *Builder) goCmd() string {
+	if b.GoCmd != "" {
+		return b.GoCmd
+	}
+	return "go"
+}
+
+func (b *Builder) goEnv(ctx context.Context) (*goEnv, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.env != nil {
+		return b.env, nil
+	}
+	cmd := exec.CommandContext(ctx, b.goCmd(), "env", "-json", "GOVERSION", "GOROOT", "GOFLAGS", "GOEXPERIMENT", "GOWASM")
+	cmd.Env = b.environ()
+	cmd.Dir = os.TempDir() // no go.mod or go.work of the caller's may interfere
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, fmt.Errorf("cannot find the go command %q: seedfall builds nodes with Go; install Go 1.21 or later and put it on PATH", b.goCmd())
+		}
+		return nil, fmt.Errorf("go env failed: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	var e goEnv
+	if err := json.Unmarshal(out, &e); err != nil || e.GOVERSION == "" || e.GOROOT == "" {
+		return nil, fmt.Errorf("go env printed something unexpected (%q); is %q the go command?", out, b.goCmd())
+	}
+	b.env = &e
+	return b.env, nil
+}
+
+// GOROOT returns the Go installation the Builder builds with, the root that
+// Request.Overlay paths are relative to.
+func (b *Builder) GOROOT() (string, error) {
+	e, err := b.goEnv(context.Background())
+	if err != nil {
+		return "", err
+	}
+	return e.GOROOT, nil
+}
+
+func (b *Builder) cacheDir() (string, error) {
+	dir := b.CacheDir
+	if dir == "" {
+		dir = os.Getenv("SEEDFALL_CACHE")
+	}
+	if dir == "" {
+		user, err := os.UserCacheDir()
+		if err != nil {
+			return "", fmt.Errorf("no cache directory: %v; set SEEDFALL_CACHE", err)
+		}
+		dir = filepath.Join(user, "seedfall")
+	}
+	return filepath.Abs(dir)
+}
+
+// Build builds req.Pkg for wasip1, merges its data segments and returns the
+// cached module. When the cache already holds a module for the same inputs
+// (the module's files, local replacements, overlay, Go version and settings)
+// no go command runs at all.
+func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
+	start := time.Now()
+	p, err := b.plan(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if art, ok := cached(p.dest); ok {
+		art.Key, art.Cached, art.Took = p.key, true, time.Since(start)
+		return art, nil
+	}
+
+	tmp, err := mkTemp(p.cache, "build-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	args := []string{"build", "-trimpath", "-buildvcs=false"}
+	if p.injectSim {
+		simDir, err := ensureSim(p.cache, p.simHash)
+		if err != nil {
+			return nil, err
+		}
+		modfile, err := writeModfile(tmp, p.root, p.gomod, p.mod, simDir)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "-modfile="+modfile)
+	}
+	if len(req.Overlay) > 0 {
+		ovl, err := writeOverlay(p.cache, tmp, p.env.GOROOT, req.Overlay)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "-overlay="+ovl)
+	}
+	out := filepath.Join(tmp, "out.wasm")
+	args = append(args, "-o", out, ".")
+	cmd := exec.CommandContext(ctx, b.goCmd(), args...)
+	cmd.Dir = p.pkg
+	cmd.Env = b.environ()
+	if output, err := cmd.CombinedOutput(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if len(bytes.TrimSpace(output)) == 0 {
+			output = []byte(err.Error())
+		}
+		return nil, p.userErr("%s", cleanOutput(string(output)))
+	}
+	bin, err := os.ReadFile(out)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	// For a library package go build -o writes an archive, not a module.
+	if !bytes.HasPrefix(bin, wasmHeader[:4]) {
+		return nil, p.userErr("not a main package: a node's \"pkg\" must be a Go package named main with a func main")
+	}
+	merged, err := MergeData(bin)
+	if err != nil {
+		return nil, fmt.Errorf("build node %q: merging the data segments of the built module: %v", req.Node, err)
+	}
+	if err := writeAtomic(p.dest, merged); err != nil {
+		return nil, err
+	}
+	return &Artifact{Path: p.dest, Hash: sha256Hex(merged), Key: p.key, Took: time.Since(start)}, nil
+}
+
+// buildPlan is everything Build decides before it looks in the cache.
+type buildPlan struct {
+	node, pkg, root string
+	gomod           []byte
+	mod             modInfo
+	cache           string
+	env             *goEnv
+	injectSim       bool
+	simHash         string
+	key, dest       string
+}
+
+func (p *buildPlan) userErr(format string, args ...any) error {
+	return &Error{Node: p.node, Pkg: displayPath(p.pkg), Output: fmt.Sprintf(format, args...)}
+}
+
+// plan checks the request and computes its cache key: a hash of everything
+// that decides what go build produces.
+func (b *Builder) plan(ctx context.Context, req Request) (*buildPlan, error) {
+	pkg, err := filepath.Abs(req.Pkg)
+	if err != nil {
+		return nil, err
+	}
+	p := &buildPlan{node: req.Node, pkg: pkg}
+	if fi, err := os.Stat(pkg); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, p.userErr("package directory %s does not exist; check the node's \"pkg\" path", pkg)
+		}
+		return nil, p.userErr("%v", err)
+	} else if !fi.IsDir() {
+		return nil, p.userErr("%s is not a directory; \"pkg\" names the directory of a Go main package", pkg)
+	}
+	root, ok := findModuleRoot(pkg)
+	if !ok {
+		return nil, p.userErr("no go.mod in %s or any parent directory; run \"go mod init <module path>\" in the root of the project", pkg)
+	}
+	p.root = root
+	if p.gomod, err = os.ReadFile(filepath.Join(root, "go.mod")); err != nil {
+		return nil, p.userErr("%v", err)
+	}
+	p.mod = parseGoMod(p.gomod)
+	for _, path := range sortedKeys(req.Overlay) {
+		if !validOverlayPath(path) {
+			return nil, p.userErr("overlay path %q must be a clean slash path inside GOROOT, like src/net/net_fake.go", path)
+		}
+	}
+	if p.cache, err = b.cacheDir(); err != nil {
+		return nil, err
+	}
+	if p.env, err = b.goEnv(ctx); err != nil {
+		return nil, err
+	}
+	// Programs that import sim get the copy built into this binary, which
+	// speaks the host calls this binary implements, unless their module
+	// points at a sim of its own with a replace directive.
+	p.injectSim = !p.mod.replacesSim && p.mod.path != simModule
+	if p.injectSim {
+		if p.simHash, err = simSourceHash(); err != nil {
+			return nil, fmt.Errorf("hashing the built-in sim module: %v", err)
+		}
+	}
+
+	rel, err := filepath.Rel(root, pkg)
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	keyField(h, "version", keyVersion)
+	keyField(h, "go", p.env.GOVERSION)
+	keyField(h, "target", "wasip1/wasm")
+	keyField(h, "goflags", p.env.GOFLAGS)
+	keyField(h, "goexperiment", p.env.GOEXPERIMENT)
+	keyField(h, "gowasm", p.env.GOWASM)
+	keyField(h, "flags", "-trimpath -buildvcs=false CGO_ENABLED=0")
+	keyField(h, "sim", p.simHash)
+	keyField(h, "overlay", overlayHash(req.Overlay))
+	keyField(h, "pkg", filepath.ToSlash(rel))
+	if err := hashTree(h, root); err != nil {
+		return nil, p.userErr("reading the module at %s: %v", root, err)
+	}
+	for _, r := range p.mod.localReplaces {
+		keyField(h, "replace", r)
+		dir := r
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(root, dir)
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			keyField(h, "missing", dir) // go build will say what is wrong
+			continue
+		}
+		if err := hashTree(h, dir); err != nil {
+			return nil, p.userErr("reading the replacement module at %s: %v", dir, err)
+		}
+	}
+	p.key = hex.EncodeToString(h.Sum(nil))
+	p.dest = filepath.Join(p.cache, "wasm", p.key+".wasm")
+	return p, nil
+}
+
+// Load brings a prebuilt module into the cache, merged like a built one. The
+// key is the content of the input, so loading the same file twice is a hit.
+func (b *Builder) Load(ctx context.Context, node, wasmPath string) (*Artifact, error) {
+	start := time.Now()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(wasmPath)
+	if err != nil {
+		return nil, err
+	}
+	userErr := func(format string, args ...any) error {
+		return &Error{Node: node, Pkg: displayPath(abs), Output: fmt.Sprintf(format, args...)}
+	}
+	bin, err := os.ReadFile(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, userErr("prebuilt module %s does not exist; check the node's \"wasm\" path", abs)
+		}
+		return nil, userErr("%v", err)
+	}
+	cache, err := b.cacheDir()
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	keyField(h, "version", keyVersion)
+	keyField(h, "load", sha256Hex(bin))
+	key := hex.EncodeToString(h.Sum(nil))
+	dest := filepath.Join(cache, "wasm", key+".wasm")
+	if art, ok := cached(dest); ok {
+		art.Key, art.Cached, art.Took = key, true, time.Since(start)
+		return art, nil
+	}
+	merged, err := MergeData(bin)
+	if err != nil {
+		return nil, userErr("%s is not a valid WebAssembly module: %v", abs, err)
+	}
+	if err := writeAtomic(dest, merged); err != nil {
+		return nil, err
+	}
+	return &Artifact{Path: dest, Hash: sha256Hex(merged), Key: key, Took: time.Since(start)}, nil
+}
+
+// cached returns the artifact at path if a complete one is there. Entries
+// only ever appear by rename, so a file that exists is complete; the magic
+// check guards against a cache directory damaged by hand.
+func cached(path string) (*Artifact, bool) {
+	bin, err := os.ReadFile(path)
+	if err != nil || len(bin) < len(wasmHeader) || !bytes.Equal(bin[:len(wasmHeader)], wasmHeader) {
+		return nil, false
+	}
+	return &Artifact{Path: path, Hash: sha256Hex(bin)}, true
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// findModuleRoot walks up from dir to the directory holding go.mod.
+func findModuleRoot(dir string) (string, bool) {
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil && fi.Mode().IsRegular() {
+			return dir, true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		dir = parent
+	}
+}
+
+func validOverlayPath(p string) bool {
+	return p != "" && path.Clean(p) == p && !strings.Contains(p, `\`) && filepath.IsLocal(filepath.FromSlash(p))
+}
+
+// displayPath shows p relative to the working directory when it is inside
+// it ("./server"), as a user would have written it.
+func displayPath(p string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	rel, err := filepath.Rel(wd, p)
+	switch {
+	case err != nil || !filepath.IsLocal(rel):
+		return p
+	case rel == ".":
+		return "."
+	}
+	return "." + string(filepath.Separator) + rel
+}
+
+// cleanOutput drops the "# import/path" header go build prints above the
+// errors of a package when it is the only one: the error already names the
+// node and its directory.
+func cleanOutput(out string) string {
+	out = strings.TrimSpace(out)
+	lines := strings.Split(out, "\n")
+	headers := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "# ") {
+			headers++
+		}
+	}
+	if headers == 1 && strings.HasPrefix(lines[0], "# ") && len(lines) > 1 {
+		return strings.Join(lines[1:], "\n")
+	}
+	return out
+}
+
+// writeModfile writes a copy of the module's go.mod (and go.sum) that also
+// requires the built-in sim module and replaces it with simDir, and returns
+// its path for -modfile. Replacing without a version covers a require of any
+// version the module may already have.
+func writeModfile(tmp, root string, gomod []byte, mod modInfo, simDir string) (string, error) {
+	dir := filepath.Join(tmp, "mod")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	b.Write(gomod)
+	if len(gomod) > 0 && gomod[len(gomod)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	b.WriteString("\n// Added by seedfall: the sim module built into seedfall.\n")
+	if !mod.requiresSim {
+		fmt.Fprintf(&b, "require %s v0.0.0\n", simModule)
+	}
+	fmt.Fprintf(&b, "replace %s => %s\n", simModule, strconv.Quote(simDir))
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), b.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644)
+	} else if errors.Is(err, fs.ErrNotExist) {
+		err = nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "go.mod"), nil
+}
+
+var simSourceHash = sync.OnceValues(func() (string, error) { return hashFS(sim.Source()) })
+
+// ensureSim extracts the built-in sim module into <cache>/sim/<hash>, once.
+func ensureSim(cache, hash string) (string, error) {
+	return ensureDir(filepath.Join(cache, "sim", hash[:16]), func(dir string) error {
+		src := sim.Source()
+		return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			b, err := fs.ReadFile(src, p)
+			if err != nil {
+				return err
+			}
+			dst := filepath.Join(dir, filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(dst, b, 0o644)
+		})
+	})
+}
+
+// writeOverlay stores the overlay files under <cache>/overlay/<hash> and
+// writes, into tmp, the overlay.json that maps GOROOT's files to them.
+func writeOverlay(cache, tmp, goroot string, overlay map[string][]byte) (string, error) {
+	dir, err := ensureDir(filepath.Join(cache, "overlay", overlayHash(overlay)[:16]), func(dir string) error {
+		for _, p := range sortedKeys(overlay) {
+			dst := filepath.Join(dir, filepath.FromSlash(p))
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return err
+			}
+			if err := os.WriteFile(dst, overlay[p], 0o644); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	replace := make(map[string]string, len(overlay))
+	for p := range overlay {
+		replace[filepath.Join(goroot, filepath.FromSlash(p))] = filepath.Join(dir, filepath.FromSlash(p))
+	}
+	js, err := json.MarshalIndent(struct{ Replace map[string]string }{replace}, "", "\t") // sorted keys
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(tmp, "overlay.json")
+	return file, os.WriteFile(file, js, 0o644)
+}
+
+// ensureDir makes dir exist with the content fill writes, atomically: fill
+// writes into a temporary sibling that is renamed into place. When another
+// process wins the race, its directory is as good as ours.
+func ensureDir(dir string, fill func(dir string) error) (string, error) {
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return dir, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", cacheErr(err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".tmp-")
+	if err != nil {
+		return "", cacheErr(err)
+	}
+	if err := fill(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return "", cacheErr(err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
+		return "", cacheErr(err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		if fi, statErr := os.Stat(dir); statErr == nil && fi.IsDir() {
+			return dir, nil
+		}
+		return "", cacheErr(err)
+	}
+	return dir, nil
+}
+
+// writeAtomic writes data to path through a temporary file in the same
+// directory and a rename, so readers see the whole file or none of it.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return cacheErr(err)
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return cacheErr(err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return cacheErr(err)
+	}
+	return nil
+}
+
+func mkTemp(cache, prefix string) (string, error) {
+	dir := filepath.Join(cache, "tmp")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", cacheErr(err)
+	}
+	tmp, err := os.MkdirTemp(dir, prefix)
+	if err != nil {
+		return "", cacheErr(err)
+	}
+	return tmp, nil
+}
+
+func cacheErr(err error) error {
+	return fmt.Errorf("seedfall cache: %v; make it writable or point SEEDFALL_CACHE at a writable directory", err)
+}
