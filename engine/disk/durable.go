@@ -86,7 +86,8 @@ type CrashModel interface {
 	// File is called for each file that exists after the crash and has
 	// pending data, in inode order. It returns the data operations to
 	// apply on top of the durable content, in the order to apply them:
-	// a subset, a prefix, parts of writes, reordered.
+	// a subset, a prefix, parts of writes, reordered. f.Ops and the bytes
+	// they hold are only valid during the call.
 	File(f PendingFile) []DataOp
 }
 
