@@ -1,0 +1,390 @@
+// Package netsim owns the simulated TCP network: each host's address, its
+// listeners and connections, and the virtual time at which every byte, FIN
+// and RST reaches the other end.
+//
+// The model is pull-based and needs no callbacks. The engine asks a blocked
+// socket when it stops returning EAGAIN (ReadableAt, WritableAt) and asks
+// again after every step, because any step may change the answer. Internal
+// events (a SYN reaching a listener) are resolved lazily at the next call
+// whose virtual time has passed them, so answers always reflect the state of
+// the world at that time.
+//
+// Latency draws happen only inside calls (Dial, Write, Close, Shutdown,
+// HostDown, ResetHost), in the order those calls are made, never while
+// resolving internal events. The same calls with the same draws therefore
+// give the same network, byte for byte.
+//
+// Simplifications, on purpose:
+//   - The listen backlog is unbounded.
+//   - A connection is queued for Accept when its SYN arrives; the dialer is
+//     connected when the SYN-ACK arrives. Both latency draws of a handshake are
+//     made at Dial time.
+//   - The receive window reopens the moment the receiver reads: ACKs take no
+//     time and cost no draw.
+//   - Segments are never lost or duplicated (TCP hides that from programs).
+//   - After SHUT_RD, reads return EOF and data that arrives is discarded.
+//   - ECONNRESET is sticky: every read after the data that came before the RST
+//     returns it (Linux returns it once, then EOF).
+package netsim
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+
+	"github.com/seedfall/seedfall/engine/errno"
+)
+
+const (
+	// Window caps the bytes of one direction of a connection that are in
+	// flight or arrived but unread. A Write that would exceed it is cut short
+	// (or returns EAGAIN); the writer can write again when the reader reads.
+	Window = 256 << 10
+	// SegmentSize is the largest chunk a Write is split into. Each chunk takes
+	// one latency draw.
+	SegmentSize = 64 << 10
+	// EphemeralFirst and EphemeralLast bound the ports handed out for Dial and
+	// for Listen on port 0, per host, in order (Linux's default range).
+	EphemeralFirst = 32768
+	EphemeralLast  = 60999
+)
+
+// Config wires the network to the engine. Now and Latency are required.
+type Config struct {
+	// Now returns the current virtual time in nanoseconds.
+	Now func() int64
+	// Latency returns one delay draw, in nanoseconds, for one segment (SYN,
+	// SYN-ACK, RST, FIN or a chunk of data) sent from host from to host to.
+	// Loopback traffic asks for Latency(h, h). Negative draws count as 0.
+	Latency func(from, to int) int64
+	// Trace, if set, receives every network event in the order it happens.
+	Trace func(Event)
+}
+
+// Network is one simulated TCP network. It is not safe for concurrent use:
+// the engine calls it from the node that holds the baton.
+type Network struct {
+	now     func() int64
+	latency func(from, to int) int64
+	trace   func(Event)
+
+	hosts []*host
+	// pending holds dialed connections whose SYN has not arrived yet, ordered
+	// by (synAt, id) so that they resolve in a deterministic order.
+	pending []*Conn
+	nextID  uint64
+}
+
+type host struct {
+	name      string
+	addr      netip.Addr
+	nextPort  int
+	listeners []*Listener
+	conns     []*Conn // open connections, in creation order
+}
+
+// New returns an empty network.
+func New(cfg Config) *Network {
+	if cfg.Now == nil || cfg.Latency == nil {
+		panic("netsim: Config.Now and Config.Latency are required")
+	}
+	return &Network{now: cfg.Now, latency: cfg.Latency, trace: cfg.Trace}
+}
+
+// AddHost adds a host and returns its address. Hosts are numbered in the
+// order they are added, from 0; host i gets 10.0.0.1 plus i.
+func (n *Network) AddHost(name string) netip.Addr {
+	i := uint32(len(n.hosts)) + 1
+	a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+	n.hosts = append(n.hosts, &host{name: name, addr: a, nextPort: EphemeralFirst})
+	return a
+}
+
+// Hosts returns every host's name and address, indexed by host number.
+func (n *Network) Hosts() (names []string, addrs []netip.Addr) {
+	for _, h := range n.hosts {
+		names = append(names, h.name)
+		addrs = append(addrs, h.addr)
+	}
+	return names, addrs
+}
+
+func (n *Network) host(i int) *host {
+	if i < 0 || i >= len(n.hosts) {
+		panic(fmt.Sprintf("netsim: host %d does not exist (the network has %d hosts)", i, len(n.hosts)))
+	}
+	return n.hosts[i]
+}
+
+// advance resolves every SYN that has arrived by now and returns now.
+func (n *Network) advance() int64 {
+	now := n.now()
+	for len(n.pending) > 0 && n.pending[0].synAt <= now {
+		c := n.pending[0]
+		n.pending = n.pending[1:]
+		n.arriveSYN(c)
+	}
+	return now
+}
+
+// arriveSYN decides a handshake with the state of the world at the SYN's
+// arrival: a listener then accepts it, no listener refuses it.
+func (n *Network) arriveSYN(c *Conn) {
+	c.resolved = true
+	l := n.findListener(c.dstHost, c.remote)
+	if l == nil {
+		c.refused = true
+		n.emit(Event{At: c.synAt, Kind: EvRefused, Host: c.host, Local: c.local, Remote: c.remote, Arrive: c.replyAt})
+		return
+	}
+	s := &Conn{
+		n: n, id: n.newID(), host: c.dstHost,
+		local: c.remote, remote: c.local,
+		peer: c, lastIn: c.synAt, rstAt: -1,
+	}
+	c.peer = s
+	c.lastIn = max(c.lastIn, c.replyAt) // nothing from the server overtakes the SYN-ACK
+	h := n.hosts[s.host]
+	h.conns = append(h.conns, s)
+	l.queue = append(l.queue, s)
+	n.emit(Event{At: c.synAt, Kind: EvSYN, Host: s.host, Local: s.local, Remote: s.remote, Arrive: c.replyAt})
+}
+
+func (n *Network) findListener(h int, dst netip.AddrPort) *Listener {
+	for _, l := range n.hosts[h].listeners {
+		if int(l.addr.Port()) == int(dst.Port()) && (l.any || l.addr.Addr() == dst.Addr()) {
+			return l
+		}
+	}
+	return nil
+}
+
+func (n *Network) newID() uint64 {
+	n.nextID++
+	return n.nextID
+}
+
+func (n *Network) draw(from, to int) int64 {
+	return max(n.latency(from, to), 0)
+}
+
+func (n *Network) emit(e Event) {
+	if n.trace != nil {
+		n.trace(e)
+	}
+}
+
+func (n *Network) removePending(c *Conn) {
+	if i := slices.Index(n.pending, c); i >= 0 {
+		n.pending = slices.Delete(n.pending, i, i+1)
+	}
+}
+
+func (n *Network) removeConn(c *Conn) {
+	h := n.hosts[c.host]
+	if i := slices.Index(h.conns, c); i >= 0 {
+		h.conns = slices.Delete(h.conns, i, i+1)
+	}
+}
+
+// isLocal reports whether ip addresses host h itself: its own address, any
+// loopback address, or the unspecified address.
+func (n *Network) isLocal(h int, ip netip.Addr) bool {
+	return ip.IsLoopback() || ip.IsUnspecified() || ip == n.hosts[h].addr
+}
+
+// portInUse reports whether a listener on ip:port would clash with one
+// already bound on host h. Dialed connections hold their local port too, as
+// on Linux, where they do not set SO_REUSEADDR.
+func (n *Network) portInUse(h int, ip netip.Addr, any bool, port int) bool {
+	for _, l := range n.hosts[h].listeners {
+		if int(l.addr.Port()) == port && (any || l.any || l.addr.Addr() == ip) {
+			return true
+		}
+	}
+	for _, c := range n.hosts[h].conns {
+		if c.dialed && int(c.local.Port()) == port {
+			return true
+		}
+	}
+	return false
+}
+
+// ephemeralPort hands out the host's next free port, wrapping around the
+// ephemeral range; 0 when every port is taken.
+func (n *Network) ephemeralPort(h int) int {
+	hs := n.hosts[h]
+	for range EphemeralLast - EphemeralFirst + 1 {
+		p := hs.nextPort
+		hs.nextPort++
+		if hs.nextPort > EphemeralLast {
+			hs.nextPort = EphemeralFirst
+		}
+		if !n.portInUse(h, netip.Addr{}, true, p) {
+			return p
+		}
+	}
+	return 0
+}
+
+// Listen binds a listener on host to ip:port. An unspecified or invalid ip
+// listens on every address of the host, loopback included; port 0 picks an
+// ephemeral port. The backlog is unbounded.
+//
+// Errors: EADDRNOTAVAIL when ip is not the host's own or a loopback address,
+// EADDRINUSE when the port is taken, EINVAL for a port out of range.
+func (n *Network) Listen(host int, ip netip.Addr, port int) (*Listener, errno.Errno) {
+	now := n.advance()
+	n.host(host)
+	ip = ip.Unmap()
+	any := !ip.IsValid() || ip.IsUnspecified()
+	switch {
+	case port < 0 || port > 65535:
+		return nil, errno.EINVAL
+	case !any && !n.isLocal(host, ip):
+		return nil, errno.EADDRNOTAVAIL
+	}
+	if !ip.IsValid() {
+		ip = netip.IPv4Unspecified()
+	}
+	if port == 0 {
+		if port = n.ephemeralPort(host); port == 0 {
+			return nil, errno.EADDRINUSE
+		}
+	} else if n.portInUse(host, ip, any, port) {
+		return nil, errno.EADDRINUSE
+	}
+	l := &Listener{n: n, host: host, addr: netip.AddrPortFrom(ip, uint16(port)), any: any}
+	h := n.hosts[host]
+	h.listeners = append(h.listeners, l)
+	n.emit(Event{At: now, Kind: EvListen, Host: host, Local: l.addr})
+	return l, 0
+}
+
+// Dial starts connecting from host to ip:port and returns at once: the
+// connection's Status is EINPROGRESS until the SYN-ACK (or the RST) comes
+// back, and WritableAt says when. Loopback addresses and the unspecified
+// address reach the dialing host itself.
+//
+// Errors: EHOSTUNREACH when no host has the address, EADDRNOTAVAIL when the
+// host has no ephemeral port left, EINVAL for a port out of range.
+func (n *Network) Dial(host int, ip netip.Addr, port int) (*Conn, errno.Errno) {
+	now := n.advance()
+	h := n.host(host)
+	ip = ip.Unmap()
+	if port < 0 || port > 65535 {
+		return nil, errno.EINVAL
+	}
+	dst := -1
+	local := h.addr
+	switch {
+	case !ip.IsValid() || ip.IsUnspecified():
+		dst, ip, local = host, netip.AddrFrom4([4]byte{127, 0, 0, 1}), netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	case ip.IsLoopback():
+		dst, local = host, ip
+	default:
+		for i, o := range n.hosts {
+			if o.addr == ip {
+				dst = i
+				break
+			}
+		}
+	}
+	if dst < 0 {
+		return nil, errno.EHOSTUNREACH
+	}
+	lport := n.ephemeralPort(host)
+	if lport == 0 {
+		return nil, errno.EADDRNOTAVAIL
+	}
+	c := &Conn{
+		n: n, id: n.newID(), host: host,
+		local:  netip.AddrPortFrom(local, uint16(lport)),
+		remote: netip.AddrPortFrom(ip, uint16(port)),
+		dialed: true, dstHost: dst, rstAt: -1,
+	}
+	c.synAt = now + n.draw(host, dst)
+	c.replyAt = c.synAt + n.draw(dst, host)
+	h.conns = append(h.conns, c)
+	i, _ := slices.BinarySearchFunc(n.pending, c, func(a, b *Conn) int {
+		if a.synAt != b.synAt {
+			return cmpInt64(a.synAt, b.synAt)
+		}
+		return cmpInt64(int64(a.id), int64(b.id))
+	})
+	n.pending = slices.Insert(n.pending, i, c)
+	n.emit(Event{At: now, Kind: EvDial, Host: host, Local: c.local, Remote: c.remote, Arrive: c.synAt})
+	return c, 0
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// HostDown models a crash of host: its listeners vanish and its connections
+// die without a word to their owner. Each peer on another host is sent an
+// RST, which arrives after one latency draw, behind any data already in
+// flight. SYNs still travelling to the host find no listener and are refused.
+// The host keeps its address and can listen and dial again at once (a
+// restarted node); its ephemeral port counter keeps counting.
+func (n *Network) HostDown(host int) {
+	now := n.advance()
+	h := n.host(host)
+	conns := h.conns
+	for _, l := range h.listeners {
+		l.closed, l.queue = true, nil
+	}
+	h.listeners, h.conns = nil, nil
+	for _, c := range conns {
+		c.closed = true
+		c.in, c.inBytes = nil, 0
+		if !c.resolved && c.dialed {
+			n.removePending(c)
+		}
+	}
+	n.emit(Event{At: now, Kind: EvHostDown, Host: host})
+	for _, c := range conns {
+		if p := c.peer; p != nil && p.takesControl() {
+			at := max(now, c.replyAtIfDialing())
+			n.sendCtl(c, p, segRST, at)
+		}
+	}
+}
+
+// ResetHost resets every established connection of host at once, as if a
+// middlebox dropped them: the host's own ends see ECONNRESET now (data still
+// in flight to them is lost), and each peer on another host gets an RST after
+// one latency draw. Listeners survive.
+func (n *Network) ResetHost(host int) {
+	now := n.advance()
+	h := n.host(host)
+	var reset []*Conn
+	for _, c := range h.conns {
+		if !c.established(now) || !c.takesControl() {
+			continue
+		}
+		kept := c.in[:0]
+		for _, s := range c.in {
+			if s.at <= now {
+				kept = append(kept, s)
+			} else if s.kind == segData {
+				c.inBytes -= len(s.data)
+			}
+		}
+		c.in = kept
+		c.pushRst(now)
+		reset = append(reset, c)
+		n.emit(Event{At: now, Kind: EvReset, Host: c.host, Local: c.local, Remote: c.remote})
+	}
+	for _, c := range reset {
+		if p := c.peer; p != nil && p.takesControl() {
+			n.sendCtl(c, p, segRST, now)
+		}
+	}
+}
