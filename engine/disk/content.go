@@ -124,6 +124,46 @@ func (c *content) truncate(size int64, other *content) {
 	c.size = size
 }
 
+// syncFrom applies one pending operation of the file whose page cache is
+// cache, as fsync does with the whole log in order. Where the durable copy
+// has no page of its own, it takes the cache's page instead of copying into
+// a new one, so bulk and page-aligned writes are kept once, not twice. A
+// shared page already holds the final content of this fsync, which the
+// later operations of the log would only write again, so they skip it.
+func (c *content) syncFrom(cache *content, op *DataOp) {
+	if op.Kind != DataWrite {
+		c.apply(op, cache)
+		return
+	}
+	if len(op.Data) == 0 {
+		return
+	}
+	end := op.Off + int64(len(op.Data))
+	c.grow(end)
+	done := 0
+	for done < len(op.Data) {
+		i := int((op.Off + int64(done)) / pageSize)
+		o := int((op.Off + int64(done)) % pageSize)
+		k := min(pageSize-o, len(op.Data)-done)
+		pg := c.pages[i]
+		var cpg *page
+		if i < len(cache.pages) {
+			cpg = cache.pages[i]
+		}
+		switch {
+		case pg != nil && pg == cpg:
+		case pg == nil && cpg != nil:
+			c.pages[i] = cpg
+		default:
+			copy(c.own(i, cache)[o:o+k], op.Data[done:done+k])
+		}
+		done += k
+	}
+	if end > c.size {
+		c.size = end
+	}
+}
+
 // apply performs one logged data operation.
 func (c *content) apply(op *DataOp, other *content) {
 	switch op.Kind {

@@ -239,7 +239,7 @@ func (n *inode) dropPending() {
 // syncFile makes a file's data, size and times durable: O(pending bytes).
 func (d *Disk) syncFile(n *inode) {
 	for i := range n.pending {
-		n.dur.apply(&n.pending[i], &n.data)
+		n.dur.syncFrom(&n.data, &n.pending[i])
 	}
 	n.dropPending()
 	delete(d.dirty, n)
