@@ -99,8 +99,8 @@ const (
 	Directory
 )
 
-// TimeFlags are WASI's fstflags: which times SetTimes sets, to a given value
-// or to now.
+// TimeFlags are WASI's fstflags, with the same bit values, so the WASI layer
+// passes them through: which times SetTimes sets, to a given value or to now.
 type TimeFlags uint16
 
 const (
