@@ -1,0 +1,256 @@
+// Package netoverlay owns the guest side of seedfall's network: the
+// `go build -overlay` files that make package net of a GOOS=wasip1 guest
+// create its TCP sockets on the simulated network (engine/netsim), and the
+// /etc files through which node names resolve.
+//
+// # How the overlay works
+//
+// Files reads the installed GOROOT, so it follows the user's Go version, and
+// applies small anchored patches: each inserts a hook after one exact line and
+// fails if that line is not found exactly once.
+//
+//   - src/net/net_fake.go: socket() first offers TCP to seedfallSocket; UDP and
+//     unix sockets stay on Go's in-process fake network.
+//   - src/net/fd_fake.go: an accepted connection asks the host for its
+//     addresses, so RemoteAddr is the dialer's.
+//   - src/net/sockopt_fake.go, src/net/tcpsockopt_stub.go: SetKeepAlive,
+//     SetKeepAlivePeriod/Config, SetNoDelay, SetLinger, SetReadBuffer and
+//     SetWriteBuffer return nil on host sockets (they mean nothing there).
+//   - src/net/net_seedfall_wasip1.go (new): the host imports below, listen,
+//     an asynchronous connect that waits like Go's Unix connect (WaitWrite,
+//     then SO_ERROR; context deadline and cancellation honoured), addresses.
+//
+// Everything else is stock Go: reads, writes, accepts, closes and deadlines
+// go through internal/poll and the runtime netpoll, which call the standard
+// WASI functions listed below. The overlay is for GOOS=wasip1 only. Dialer
+// LocalAddr and Control functions are ignored.
+//
+// # Host ABI: module "seedfall"
+//
+// Every parameter is an i32; pointers are offsets into the guest's memory.
+// Every function returns an i32 WASI errno (0 on success, numbering as in
+// engine/errno). The calling node is the one that holds the baton; "host"
+// below means that node's host index in netsim.
+//
+// sock_listen(ip_ptr, ip_len, port, fd_out) -> errno
+//
+//	Listen on ip:port. ip is ip_len raw bytes at ip_ptr: 0 bytes for the
+//	unspecified address (every address of the node), 4 for IPv4, 16 for IPv6
+//	(ip_ptr is valid even when ip_len is 0). port 0 picks an ephemeral port.
+//	Writes the new listening fd (u32 little-endian) at fd_out.
+//	Host side: netsim.Network.Listen(host, ip, port).
+//	Errors: EADDRINUSE, EADDRNOTAVAIL, EINVAL (ip_len not 0/4/16, port out of
+//	range), EMFILE (fd table full), EFAULT (pointer out of memory).
+//
+// sock_connect(ip_ptr, ip_len, port, fd_out) -> errno
+//
+//	Start connecting to ip:port and return at once (ip as for sock_listen; 0
+//	bytes means loopback). Writes the new fd at fd_out; the connection's fate
+//	is read later with sock_status.
+//	Host side: netsim.Network.Dial(host, ip, port).
+//	Errors: EHOSTUNREACH (no node has that address), EADDRNOTAVAIL (no
+//	ephemeral port left), EINVAL, EMFILE, EFAULT.
+//
+// sock_status(fd) -> errno
+//
+//	The socket's SO_ERROR: EINPROGRESS while connecting, 0 once connected,
+//	ECONNREFUSED, ECONNRESET, EPIPE. The guest calls it after poll_oneoff
+//	reports fd writable, and again on spurious wake-ups.
+//	Host side: netsim.Conn.Status(); 0 for a listener.
+//	Errors: EBADF (fd not open), ENOTSOCK (fd is not a socket).
+//
+// sock_addrs(fd, buf_ptr, buf_len, n_out) -> errno
+//
+//	Writes the socket's addresses as text at buf_ptr, no terminator, and the
+//	length (u32 little-endian) at n_out: "<local> <remote>" for a connection
+//	(one space), "<local>" for a listener, each in netip.AddrPort.String form
+//	("10.0.0.1:80", "[::1]:80"). A listener on every address reports the
+//	unspecified address ("0.0.0.0:80").
+//	Host side: Conn.LocalAddr, Conn.RemoteAddr, Listener.Addr.
+//	Errors: EBADF, ENOTSOCK, ERANGE (buf_len too small; the guest passes 128),
+//	EFAULT.
+//
+// # Standard WASI calls on socket fds (wasi_snapshot_preview1)
+//
+// Socket fds are always non-blocking on the host side: no call may block. The
+// guest never sets O_NONBLOCK on them; it relies on EAGAIN.
+//
+//   - fd_read: Conn.Read into the iovecs in order, stopping at the first short
+//     read. EAGAIN only when no byte was read; nread 0 with errno 0 is EOF.
+//   - fd_write: Conn.Write from the iovecs in order, stopping at the first
+//     short write. EAGAIN only when no byte was written.
+//   - sock_accept(fd, flags, fd_out): Listener.Accept; flags are ignored.
+//   - sock_shutdown(fd, how): how bit 0 (1) is SHUT_RD, bit 1 (2) is SHUT_WR:
+//     Conn.Shutdown(how&1 != 0, how&2 != 0). ENOTCONN on a listener.
+//   - fd_close: Conn.Close or Listener.Close.
+//   - fd_fdstat_get: filetype SOCKET_STREAM (6).
+//   - poll_oneoff: an FD_READ subscription is ready when ReadableAt (Conn or
+//     Listener) is in [0, now], FD_WRITE when WritableAt is. Otherwise the
+//     node sleeps until the smallest non-negative time among them (or a clock
+//     subscription), and -1 means "until some other node acts". Report ready
+//     socket events with error 0 and no hangup flag: Go's netpoll turns an
+//     event error into ErrNotPollable; the real error comes from the next
+//     fd_read, fd_write or sock_status.
+//
+// # Name resolution
+//
+// On wasip1, Go has no cgo resolver, so it resolves names itself: first
+// /etc/hosts, then DNS over UDP unless /etc/nsswitch.conf says "hosts: files".
+// Both are read with ordinary path_open calls on absolute paths, which Go
+// resolves against the preopen whose name is the longest prefix of the path.
+// The host must therefore preopen a read-only directory named "/etc" holding
+// the files that EtcFiles returns. With them, node names resolve to their
+// addresses and an unknown name fails at once with "no such host".
+package netoverlay
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// TestedWith is the Go release the anchors were taken from.
+const TestedWith = "go1.26"
+
+//go:embed net_seedfall_wasip1.go.in
+var seedfallGo []byte
+
+// hook inserts text after the one line of a file that equals anchor (leading
+// and trailing blanks ignored).
+type hook struct {
+	anchor string
+	insert string
+}
+
+type patch struct {
+	file  string // GOROOT-relative, slash-separated
+	hooks []hook
+}
+
+// returnNil makes a socket-option setter succeed on a host-owned socket.
+const returnNil = "\tif fd.fakeNetFD == nil {\n\t\treturn nil // seedfall: socket options mean nothing on the simulated network\n\t}\n"
+
+var patches = []patch{
+	{"src/net/net_fake.go", []hook{{
+		anchor: "func socket(ctx context.Context, net string, family, sotype, proto int, ipv6only bool, laddr, raddr sockaddr, ctrlCtxFn func(context.Context, string, string, syscall.RawConn) error) (*netFD, error) {",
+		insert: "\t// seedfall: TCP goes to the simulated network (net_seedfall_wasip1.go).\n" +
+			"\tif fd, handled, err := seedfallSocket(ctx, net, family, sotype, laddr, raddr); handled {\n" +
+			"\t\treturn fd, err\n\t}\n",
+	}}},
+	{"src/net/fd_fake.go", []hook{{
+		anchor: `netfd = newFD("tcp", d)`,
+		insert: "\tseedfallAccepted(fd, netfd) // seedfall: local and remote addresses from the host\n",
+	}}},
+	{"src/net/sockopt_fake.go", []hook{
+		{"func setReadBuffer(fd *netFD, bytes int) error {", returnNil},
+		{"func setWriteBuffer(fd *netFD, bytes int) error {", returnNil},
+		{"func setKeepAlive(fd *netFD, keepalive bool) error {", returnNil},
+		{"func setLinger(fd *netFD, sec int) error {", returnNil},
+	}},
+	{"src/net/tcpsockopt_stub.go", []hook{
+		{"func setNoDelay(fd *netFD, noDelay bool) error {", returnNil},
+		{"func setKeepAliveIdle(fd *netFD, d time.Duration) error {", returnNil},
+		{"func setKeepAliveInterval(fd *netFD, d time.Duration) error {", returnNil},
+		{"func setKeepAliveCount(fd *netFD, n int) error {", returnNil},
+	}},
+}
+
+// NewFile is the GOROOT-relative path of the file the overlay adds.
+const NewFile = "src/net/net_seedfall_wasip1.go"
+
+// Files returns the overlay for `go build -overlay`, keyed by GOROOT-relative
+// slash-separated path: the patched copies of package net's files and the
+// added NewFile. The caller writes each value to a file and maps
+// filepath.Join(goroot, key) to it in the overlay's "Replace" table.
+//
+// It fails, naming the Go version and the file, when the installed Go's
+// sources do not have the lines the patches hook onto.
+func Files(goroot string) (map[string][]byte, error) {
+	version := goVersion(goroot)
+	out := make(map[string][]byte, len(patches)+1)
+	for _, p := range patches {
+		src, err := os.ReadFile(filepath.Join(goroot, filepath.FromSlash(p.file)))
+		if err != nil {
+			return nil, fmt.Errorf("net overlay: %s: cannot read %s: %v (is %s a Go installation?)", version, p.file, err, goroot)
+		}
+		patched, err := apply(src, p.hooks)
+		if err != nil {
+			return nil, fmt.Errorf("net overlay: %s: %s: %v; seedfall's net overlay was made for %s: build with that Go, or set net_overlay to false", version, p.file, err, TestedWith)
+		}
+		out[p.file] = patched
+	}
+	out[NewFile] = bytes.Clone(seedfallGo)
+	return out, nil
+}
+
+// apply inserts every hook after its anchor line. Each anchor must occur
+// exactly once in the original source.
+func apply(src []byte, hooks []hook) ([]byte, error) {
+	if bytes.Contains(src, []byte("seedfall")) {
+		return nil, fmt.Errorf("already patched by seedfall (the GOROOT itself was modified)")
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	after := make(map[int]string, len(hooks)) // line index -> text to insert
+	for _, h := range hooks {
+		at, count := -1, 0
+		for i, l := range lines {
+			if strings.TrimSpace(l) == h.anchor {
+				at, count = i, count+1
+			}
+		}
+		if count != 1 {
+			return nil, fmt.Errorf("the line `%s` appears %d times, want exactly once", h.anchor, count)
+		}
+		after[at] = h.insert
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		b.WriteString(l)
+		if ins, ok := after[i]; ok {
+			if !strings.HasSuffix(l, "\n") {
+				b.WriteString("\n")
+			}
+			b.WriteString(ins)
+		}
+	}
+	return []byte(b.String()), nil
+}
+
+// goVersion reads the release from GOROOT/VERSION ("go1.26.8").
+func goVersion(goroot string) string {
+	b, err := os.ReadFile(filepath.Join(goroot, "VERSION"))
+	if err != nil {
+		return "unknown Go version"
+	}
+	v, _, _ := strings.Cut(string(b), "\n")
+	if v = strings.TrimSpace(v); v == "" {
+		return "unknown Go version"
+	}
+	return v
+}
+
+// EtcFiles returns the files the host serves in the guest's read-only /etc
+// preopen, keyed by file name: "hosts" maps localhost and every node name to
+// its address; "nsswitch.conf" tells Go to resolve from files only, so that
+// an unknown name fails at once instead of trying DNS over the fake network.
+func EtcFiles(names []string, addrs []netip.Addr) (map[string][]byte, error) {
+	if len(names) != len(addrs) {
+		return nil, fmt.Errorf("net overlay: %d node names but %d addresses", len(names), len(addrs))
+	}
+	var b strings.Builder
+	b.WriteString("127.0.0.1\tlocalhost\n")
+	for i, name := range names {
+		if name == "" || strings.ContainsAny(name, " \t\r\n#") {
+			return nil, fmt.Errorf("net overlay: node name %q cannot be a host name: use letters, digits, '-' and '.'", name)
+		}
+		fmt.Fprintf(&b, "%s\t%s\n", addrs[i], name)
+	}
+	return map[string][]byte{
+		"hosts":         []byte(b.String()),
+		"nsswitch.conf": []byte("hosts: files\n"),
+	}, nil
+}
