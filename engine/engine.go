@@ -40,18 +40,31 @@ type Options struct {
 	Progress func(msg string)
 	// GoEnv is extra environment for the go command (tests use a fresh GOCACHE).
 	GoEnv []string
+	// Interruptible compiles guests with checks that let the watchdog stop a
+	// busy loop. They make guests about twice as slow, so by default the
+	// engine runs without them and switches to them for good the first time
+	// the watchdog finds a guest it cannot stop (that guest's goroutine is
+	// left spinning until the process exits).
+	Interruptible bool
 }
 
-// Engine holds what runs share: the wazero runtime with its on-disk
+// Engine holds what runs share: the wazero runtimes with their on-disk
 // compilation cache, the builder, and compiled modules by content hash. It is
 // safe for concurrent use; each Run uses one goroutine group.
 type Engine struct {
 	opts    Options
-	rt      wazero.Runtime
 	builder *build.Builder
+	cc      wazero.CompilationCache
 
-	mu       sync.Mutex
-	compiled map[string]wazero.CompiledModule
+	mu         sync.Mutex
+	fast, safe *runtimeSet
+	abandoned  atomic.Bool // a guest could not be stopped: run interruptible from now on
+}
+
+// runtimeSet is one wazero runtime and the modules compiled in it.
+type runtimeSet struct {
+	rt   wazero.Runtime
+	mods map[string]wazero.CompiledModule
 }
 
 var instanceIDs atomic.Uint64
@@ -72,29 +85,61 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compilation cache: %w", err)
 	}
-	cfg := wazero.NewRuntimeConfigCompiler().WithCompilationCache(cc).WithCloseOnContextDone(true)
-	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	if err := wasi.Instantiate(ctx, rt); err != nil {
-		rt.Close(ctx)
-		return nil, err
-	}
-	return &Engine{
-		opts:     opts,
-		rt:       rt,
-		builder:  &build.Builder{CacheDir: opts.CacheDir, Env: opts.GoEnv},
-		compiled: map[string]wazero.CompiledModule{},
-	}, nil
+	return &Engine{opts: opts, cc: cc, builder: &build.Builder{CacheDir: opts.CacheDir, Env: opts.GoEnv}}, nil
 }
 
-// Close releases the runtime and every compiled module.
-func (e *Engine) Close(ctx context.Context) error { return e.rt.Close(ctx) }
+// Close releases the runtimes and every compiled module.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, set := range []*runtimeSet{e.fast, e.safe} {
+		if set != nil {
+			set.rt.Close(ctx)
+		}
+	}
+	return e.cc.Close(ctx)
+}
+
+func (e *Engine) interruptible() bool { return e.opts.Interruptible || e.abandoned.Load() }
+
+// module returns the runtime to instantiate prog in and prog compiled there.
+func (e *Engine) module(ctx context.Context, prog *Program, interruptible bool) (wazero.Runtime, wazero.CompiledModule, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	set := &e.fast
+	if interruptible {
+		set = &e.safe
+	}
+	if *set == nil {
+		cfg := wazero.NewRuntimeConfigCompiler().WithCompilationCache(e.cc).WithCloseOnContextDone(interruptible)
+		rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+		if err := wasi.Instantiate(ctx, rt); err != nil {
+			rt.Close(ctx)
+			return nil, nil, err
+		}
+		*set = &runtimeSet{rt: rt, mods: map[string]wazero.CompiledModule{}}
+	}
+	if m, ok := (*set).mods[prog.Hash]; ok {
+		return (*set).rt, m, nil
+	}
+	bin, err := os.ReadFile(prog.path)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := (*set).rt.CompileModule(ctx, bin)
+	if err != nil {
+		return nil, nil, fmt.Errorf("node %q: compiling %s: %w", prog.Name, prog.path, err)
+	}
+	(*set).mods[prog.Hash] = m
+	return (*set).rt, m, nil
+}
 
 // Program is one built and compiled program of a prepared world.
 type Program struct {
 	*world.Program
 	Hash   string // sha256 of the merged wasm
 	Cached bool   // the build came from the cache
-	mod    wazero.CompiledModule
+	path   string // the merged wasm
 }
 
 // Prepared is a world whose programs are built and compiled, ready to run
@@ -136,11 +181,11 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 		if err != nil {
 			return nil, err
 		}
-		mod, err := e.compile(ctx, wp.Name, art)
-		if err != nil {
+		prog := &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path}
+		if _, _, err := e.module(ctx, prog, e.interruptible()); err != nil {
 			return nil, err
 		}
-		p.Programs = append(p.Programs, &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, mod: mod})
+		p.Programs = append(p.Programs, prog)
 	}
 	return p, nil
 }
@@ -150,22 +195,4 @@ func rel(dir, path string) string {
 		return "./" + filepath.ToSlash(r)
 	}
 	return path
-}
-
-func (e *Engine) compile(ctx context.Context, node string, art *build.Artifact) (wazero.CompiledModule, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if m, ok := e.compiled[art.Hash]; ok {
-		return m, nil
-	}
-	bin, err := os.ReadFile(art.Path)
-	if err != nil {
-		return nil, err
-	}
-	m, err := e.rt.CompileModule(ctx, bin)
-	if err != nil {
-		return nil, fmt.Errorf("node %q: compiling %s: %w", node, art.Path, err)
-	}
-	e.compiled[art.Hash] = m
-	return m, nil
 }

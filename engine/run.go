@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/seedfall/seedfall/engine/disk"
@@ -264,11 +265,25 @@ func (r *runner) start(n *node) {
 // body runs on the process's goroutine while it holds the baton.
 func (n *node) body(wp *wasi.Process) {
 	r := n.r
+	e := r.p.e
+	safe := e.interruptible()
+	rt, compiled, err := e.module(r.ctx, n.prog, safe)
+	if err != nil {
+		r.exited(n, 0, err)
+		return
+	}
 	ictx, cancel := context.WithCancel(r.ctx)
-	n.proc.Interrupt = cancel
-	ctx := wasi.WithProcess(ictx, wp)
+	n.proc.Interrupt = func() bool {
+		if safe {
+			cancel()
+			return true
+		}
+		e.abandoned.Store(true)
+		return false
+	}
+	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), memoryAllocator())
 	cfg := wazero.NewModuleConfig().WithName(fmt.Sprintf("seedfall-%d", instanceIDs.Add(1))).WithStartFunctions("_start")
-	mod, err := r.p.e.rt.InstantiateModule(ctx, n.prog.mod, cfg)
+	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
 	interrupted := ictx.Err() != nil
 	if mod != nil {
 		mod.Close(ctx)

@@ -42,8 +42,10 @@ type Proc struct {
 	body    func(p *Proc)
 
 	// Interrupt, if set, is called from another goroutine when the watchdog
-	// finds the process running too long; it must make the body return.
-	Interrupt func()
+	// finds the process running too long. It returns true if it will make
+	// the body return; false abandons the process: Run returns at once and
+	// leaves its goroutine running.
+	Interrupt func() bool
 }
 
 // State reports the process's state.
@@ -67,11 +69,12 @@ type Sched struct {
 	running   atomic.Pointer[Proc]
 	stepStart atomic.Int64 // wall ns at which running got the baton
 	overdue   atomic.Pointer[Proc]
+	abandon   chan struct{}
 }
 
 // New returns a scheduler at virtual time 0 drawing its choices from r.
 func New(r rng.Stream) *Sched {
-	return &Sched{yield: make(chan *Proc), rng: r}
+	return &Sched{yield: make(chan *Proc), rng: r, abandon: make(chan struct{})}
 }
 
 // Now is the current virtual time in nanoseconds since the start of the run.
@@ -241,7 +244,12 @@ func (s *Sched) Run(opt Options) Outcome {
 			s.running.Store(p)
 		}
 		p.resume <- false
-		<-s.yield
+		select {
+		case <-s.yield:
+		case <-s.abandon:
+			s.remove(p) // its goroutine runs on; nothing waits for it
+			return Watchdog
+		}
 		if opt.Watchdog > 0 {
 			s.running.Store(nil)
 			if s.overdue.Load() == p {
@@ -281,8 +289,8 @@ func (s *Sched) watch(limit time.Duration, done chan struct{}) {
 			if p == nil || time.Now().UnixNano()-s.stepStart.Load() < int64(limit) {
 				continue
 			}
-			if s.overdue.CompareAndSwap(nil, p) && p.Interrupt != nil {
-				p.Interrupt()
+			if s.overdue.CompareAndSwap(nil, p) && (p.Interrupt == nil || !p.Interrupt()) {
+				close(s.abandon)
 			}
 		}
 	}
