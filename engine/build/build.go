@@ -76,9 +76,10 @@ type goEnv struct {
 }
 
 // environ is the environment of every go command the Builder runs. The
-// target and GOWORK cannot be overridden; GOTOOLCHAIN=local keeps the go
-// command from switching to another toolchain than the one whose version is
-// in the cache key.
+// target cannot be overridden, and a user's go.work never applies (Build
+// may set a workspace of its own); GOTOOLCHAIN=local keeps the go command
+// from switching to another toolchain than the one whose version is in the
+// cache key.
 func (b *Builder) environ() []string {
 	env := append(os.Environ(), "GOTOOLCHAIN=local")
 	env = append(env, b.Env...)
@@ -164,16 +165,17 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 	}
 	defer os.RemoveAll(tmp)
 	args := []string{"build", "-trimpath", "-buildvcs=false"}
+	env := b.environ()
 	if p.injectSim {
 		simDir, err := ensureSim(p.cache, p.simHash)
 		if err != nil {
 			return nil, err
 		}
-		modfile, err := writeModfile(tmp, p.root, p.gomod, p.mod, simDir)
+		work, err := writeGoWork(tmp, p.root, p.mod, simDir)
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, "-modfile="+modfile)
+		env = append(env, "GOWORK="+work)
 	}
 	if len(req.Overlay) > 0 {
 		ovl, err := writeOverlay(p.cache, tmp, p.env.GOROOT, req.Overlay)
@@ -186,7 +188,7 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 	args = append(args, "-o", out, ".")
 	cmd := exec.CommandContext(ctx, b.goCmd(), args...)
 	cmd.Dir = p.pkg
-	cmd.Env = b.environ()
+	cmd.Env = env
 	if output, err := cmd.CombinedOutput(); err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -268,8 +270,10 @@ func (b *Builder) plan(ctx context.Context, req Request) (*buildPlan, error) {
 	}
 	// Programs that import sim get the copy built into this binary, which
 	// speaks the host calls this binary implements, unless their module
-	// points at a sim of its own with a replace directive.
-	p.injectSim = !p.mod.replacesSim && p.mod.path != simModule
+	// points at a sim of its own with a replace directive or vendors its
+	// dependencies (workspaces ignore a module's vendor directory).
+	_, vendorErr := os.Stat(filepath.Join(root, "vendor", "modules.txt"))
+	p.injectSim = !p.mod.replacesSim && p.mod.path != simModule && vendorErr != nil
 	if p.injectSim {
 		if p.simHash, err = simSourceHash(); err != nil {
 			return nil, fmt.Errorf("hashing the built-in sim module: %v", err)
@@ -426,38 +430,27 @@ func cleanOutput(out string) string {
 	return out
 }
 
-// writeModfile writes a copy of the module's go.mod (and go.sum) that also
-// requires the built-in sim module and replaces it with simDir, and returns
-// its path for -modfile. Replacing without a version covers a require of any
-// version the module may already have.
-func writeModfile(tmp, root string, gomod []byte, mod modInfo, simDir string) (string, error) {
-	dir := filepath.Join(tmp, "mod")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", err
+// writeGoWork writes a go.work that puts the module and the built-in sim
+// module side by side, and returns its path for GOWORK. A workspace, unlike
+// a replace directive, leaves no directory path in the binary's build info,
+// so the module is the same bytes whatever the cache's location, on every
+// machine. Its go line is the module's own, which decides the program's
+// GODEBUG defaults, raised to sim's when the module's is older.
+func writeGoWork(tmp, root string, mod modInfo, simDir string) (string, error) {
+	goLine := mod.goVersion
+	if goLine == "" {
+		goLine = "1.16" // what the go command assumes for a go.mod without one
 	}
-	var b bytes.Buffer
-	b.Write(gomod)
-	if len(gomod) > 0 && gomod[len(gomod)-1] != '\n' {
-		b.WriteByte('\n')
-	}
-	b.WriteString("\n// Added by seedfall: the sim module built into seedfall.\n")
-	if !mod.requiresSim {
-		fmt.Fprintf(&b, "require %s v0.0.0\n", simModule)
-	}
-	fmt.Fprintf(&b, "replace %s => %s\n", simModule, strconv.Quote(simDir))
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), b.Bytes(), 0o644); err != nil {
-		return "", err
-	}
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err == nil {
-		err = os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644)
-	} else if errors.Is(err, fs.ErrNotExist) {
-		err = nil
-	}
+	simMod, err := fs.ReadFile(sim.Source(), "go.mod")
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, "go.mod"), nil
+	if simGo := parseGoMod(simMod).goVersion; compareGoVersions(goLine, simGo) < 0 {
+		goLine = simGo
+	}
+	work := fmt.Sprintf("go %s\n\nuse (\n\t%s\n\t%s\n)\n", goLine, strconv.Quote(root), strconv.Quote(simDir))
+	path := filepath.Join(tmp, "go.work")
+	return path, os.WriteFile(path, []byte(work), 0o644)
 }
 
 var simSourceHash = sync.OnceValues(func() (string, error) { return hashFS(sim.Source()) })

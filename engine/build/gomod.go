@@ -8,13 +8,13 @@ import (
 
 const simModule = "github.com/seedfall/seedfall/sim"
 
-// modInfo is what the cache key and the sim injection need from a go.mod.
-// The parser is deliberately lenient: it looks only at module, require and
+// modInfo is what the cache key and the sim workspace need from a go.mod.
+// The parser is deliberately lenient: it looks only at module, go and
 // replace, and skips what it does not understand, because go build reports
 // a malformed go.mod far better than we could.
 type modInfo struct {
 	path        string
-	requiresSim bool
+	goVersion   string // the go directive, "" if none
 	replacesSim bool
 	// localReplaces are the directories (as written, relative to the
 	// module root or absolute) that replace directives point at, in file
@@ -54,9 +54,9 @@ func (m *modInfo) directive(verb string, args []string) {
 		if len(args) >= 1 {
 			m.path = args[0]
 		}
-	case "require":
-		if len(args) >= 1 && args[0] == simModule {
-			m.requiresSim = true
+	case "go":
+		if len(args) >= 1 {
+			m.goVersion = args[0]
 		}
 	case "replace":
 		arrow := -1
@@ -135,4 +135,31 @@ func tokenizeModLine(line string) []string {
 		}
 	}
 	return toks
+}
+
+// compareGoVersions orders Go language versions such as "1.21", "1.21.3" and
+// "1.22rc1" by their numbers; a release candidate counts as its release.
+func compareGoVersions(a, b string) int {
+	pa, pb := goVersionParts(a), goVersionParts(b)
+	for i := range pa {
+		if pa[i] != pb[i] {
+			if pa[i] < pb[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}
+
+func goVersionParts(v string) [3]int {
+	var parts [3]int
+	for i, f := range strings.SplitN(v, ".", 3) {
+		end := 0
+		for end < len(f) && f[end] >= '0' && f[end] <= '9' {
+			end++
+		}
+		parts[i], _ = strconv.Atoi(f[:end])
+	}
+	return parts
 }
