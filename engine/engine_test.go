@@ -246,3 +246,58 @@ func TestPlannedCrashesReplayExactly(t *testing.T) {
 
 
 
+
+func TestTCPOverTheSimulatedNetwork(t *testing.T) {
+	p := prepare(t, `{"net_overlay": true, "latency": ["1ms", "5ms"],
+		"nodes": [{"name": "server", "pkg": "./echoserver"}],
+		"workload": {"name": "client", "pkg": "./echoclient", "args": ["-refused"]}}`)
+	r := twice(t, p, 1, nil)
+	out := output(r, "")
+	if !r.Passed {
+		t.Fatalf("%s: %s\n%s", r.Class, r.Reason, out)
+	}
+	for _, want := range []string{
+		"server#1 | listening on [::]:7000",
+		"client#1 | dial closed port: dial tcp 10.0.0.1:7999: connect: Connection refused",
+		"client#1 | dial unknown host: true",
+		"client#1 | connected 10.0.0.2:",
+		"server#1 | accepted 10.0.0.2:",
+		"client#1 | deadline ok",
+		"client#1 | bulk ok",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+}
+
+func TestHTTPOverTheSimulatedNetwork(t *testing.T) {
+	p := prepare(t, `{"net_overlay": true,
+		"nodes": [{"name": "server", "pkg": "./httpserver"}],
+		"workload": {"name": "client", "pkg": "./httpclient"}}`)
+	r := twice(t, p, 2, nil)
+	out := output(r, "")
+	if !r.Passed || !strings.Contains(out, "200 OK 6 from 10.0.0.2:") {
+		t.Fatalf("%s: %s\n%s", r.Class, r.Reason, out)
+	}
+}
+
+// A crashed server resets its peers' connections, refuses dials while it is
+// down, and serves again after its restart.
+func TestCrashResetsConnections(t *testing.T) {
+	sch := &faults.Schedule{Seed: 1, Faults: []faults.Fault{{At: 20_000_000, Kind: faults.Crash, Node: "server", Until: 300_000_000}}}
+	p := prepare(t, `{"net_overlay": true, "latency": ["1ms", "2ms"],
+		"nodes": [{"name": "server", "pkg": "./httpserver"}],
+		"workload": {"name": "client", "pkg": "./httpclient"}}`)
+	r := twice(t, p, 1, sch)
+	out := output(r, "")
+	if !r.Passed || !strings.Contains(out, "server#1 - crash, restart at 300ms") || !strings.Contains(out, "200 OK 1 from") {
+		t.Fatalf("%s: %s\n%s", r.Class, r.Reason, out)
+	}
+	if !strings.Contains(out, "Connection refused") && !strings.Contains(out, "Connection reset") {
+		t.Fatalf("the client never noticed the crash:\n%s", out)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/seedfall/seedfall/engine/build/netoverlay"
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/netsim"
@@ -103,22 +103,25 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	if w.NetOverlay {
 		r.net = netsim.New(netsim.Config{Now: r.s.Now, Latency: r.latency})
 	}
-	var hosts strings.Builder
-	hosts.WriteString("127.0.0.1 localhost\n::1 localhost\n")
 	for i, prog := range p.Programs {
 		n := &node{r: r, prog: prog, host: i, rst: rng.ForName(opt.Seed, "restart", prog.Name)}
 		n.disk = disk.New(disk.Options{StrictDirs: w.Faults.StrictDirs, Now: r.wallNow})
 		if r.net != nil {
-			ip := r.net.AddHost(prog.Name)
-			fmt.Fprintf(&hosts, "%s %s\n", ip, prog.Name)
+			r.net.AddHost(prog.Name)
 		}
 		r.nodes = append(r.nodes, n)
 	}
 	if r.net != nil {
+		etc, err := netoverlay.EtcFiles(r.net.Hosts())
+		if err != nil {
+			return nil, err
+		}
 		for _, n := range r.nodes {
 			n.etc = disk.New(disk.Options{Now: r.wallNow})
-			if err := n.etc.WriteFile("hosts", []byte(hosts.String())); err != nil {
-				return nil, err
+			for _, name := range []string{"hosts", "nsswitch.conf"} {
+				if err := n.etc.WriteFile(name, etc[name]); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -444,4 +447,3 @@ func firstLine(s string) string {
 	return s
 }
 
-var _ = netip.Addr{}

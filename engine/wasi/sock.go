@@ -2,6 +2,7 @@ package wasi
 
 import (
 	"context"
+	"net/netip"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -51,4 +52,120 @@ var seedfallFuncs = []hostFunc{
 			p.SetupComplete()
 		}
 	}},
+}
+
+func init() {
+	seedfallFuncs = append(seedfallFuncs,
+		fn("sock_listen", vt(i32, i32, i32, i32), sockListen),
+		fn("sock_connect", vt(i32, i32, i32, i32), sockConnect),
+		fn("sock_status", vt(i32), sockStatus),
+		fn("sock_addrs", vt(i32, i32, i32, i32), sockAddrs),
+	)
+}
+
+// readIP reads the raw address bytes of sock_listen and sock_connect: none
+// for "unspecified", 4 for IPv4, 16 for IPv6.
+func readIP(m api.Module, ptr, n uint32) (netip.Addr, errno.Errno) {
+	switch n {
+	case 0:
+		return netip.Addr{}, 0
+	case 4, 16:
+		b, ok := m.Memory().Read(ptr, n)
+		if !ok {
+			return netip.Addr{}, errno.EFAULT
+		}
+		a, _ := netip.AddrFromSlice(b)
+		return a.Unmap(), 0
+	}
+	return netip.Addr{}, errno.EINVAL
+}
+
+func sockListen(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	p := proc(ctx)
+	if p.Net == nil {
+		return errno.ENOSYS
+	}
+	ip, en := readIP(m, uint32(s[0]), uint32(s[1]))
+	if en != 0 {
+		return en
+	}
+	port := uint32(s[2])
+	if port > 65535 {
+		return errno.EINVAL
+	}
+	l, en := p.Net.Listen(p.Host, ip, int(port))
+	if en != 0 {
+		return en
+	}
+	fd := p.alloc(&fdEntry{kind: kindListener, lis: l, read: true})
+	if !m.Memory().WriteUint32Le(uint32(s[3]), fd) {
+		return errno.EFAULT
+	}
+	return 0
+}
+
+func sockConnect(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	p := proc(ctx)
+	if p.Net == nil {
+		return errno.ENOSYS
+	}
+	ip, en := readIP(m, uint32(s[0]), uint32(s[1]))
+	if en != 0 {
+		return en
+	}
+	if !ip.IsValid() {
+		ip = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	}
+	port := uint32(s[2])
+	if port == 0 || port > 65535 {
+		return errno.EINVAL
+	}
+	c, en := p.Net.Dial(p.Host, ip, int(port))
+	if en != 0 {
+		return en
+	}
+	fd := p.alloc(&fdEntry{kind: kindConn, conn: c, read: true, write: true})
+	if !m.Memory().WriteUint32Le(uint32(s[3]), fd) {
+		return errno.EFAULT
+	}
+	return 0
+}
+
+func sockStatus(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	e := proc(ctx).fd(uint32(s[0]))
+	switch {
+	case e == nil:
+		return errno.EBADF
+	case e.kind == kindConn:
+		return e.conn.Status()
+	case e.kind == kindListener:
+		return 0
+	}
+	return errno.ENOTSOCK
+}
+
+func sockAddrs(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	e := proc(ctx).fd(uint32(s[0]))
+	var text string
+	switch {
+	case e == nil:
+		return errno.EBADF
+	case e.kind == kindConn:
+		text = e.conn.LocalAddr().String() + " " + e.conn.RemoteAddr().String()
+	case e.kind == kindListener:
+		a := e.lis.Addr()
+		if !a.Addr().IsValid() {
+			a = netip.AddrPortFrom(netip.IPv4Unspecified(), a.Port())
+		}
+		text = a.String()
+	default:
+		return errno.ENOTSOCK
+	}
+	if uint32(len(text)) > uint32(s[2]) {
+		return errno.ERANGE
+	}
+	if !m.Memory().WriteString(uint32(s[1]), text) || !m.Memory().WriteUint32Le(uint32(s[3]), uint32(len(text))) {
+		return errno.EFAULT
+	}
+	return 0
 }
