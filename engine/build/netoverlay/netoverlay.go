@@ -28,9 +28,13 @@
 // # Host ABI: module "seedfall"
 //
 // Every parameter is an i32; pointers are offsets into the guest's memory.
-// Every function returns an i32 WASI errno (0 on success, numbering as in
-// engine/errno). The calling node is the one that holds the baton; "host"
-// below means that node's host index in netsim.
+// (wazero hands a Go host function each i32 as a uint64 whose upper 32 bits
+// may be garbage: truncate with uint32(stack[i]) before use.) Every function
+// returns an i32 WASI errno (0 on success, numbering as in engine/errno). The
+// calling node is the one that holds the baton; "host" below means that
+// node's host index in netsim. testdata/hostside.go.txt is a binding of these
+// calls to netsim that ran the overlay's guests end to end (echo, net/http,
+// deadlines, refusals, a crash) under the prototype's WASI layer.
 //
 // sock_listen(ip_ptr, ip_len, port, fd_out) -> errno
 //
@@ -82,7 +86,9 @@
 //   - sock_accept(fd, flags, fd_out): Listener.Accept; flags are ignored.
 //   - sock_shutdown(fd, how): how bit 0 (1) is SHUT_RD, bit 1 (2) is SHUT_WR:
 //     Conn.Shutdown(how&1 != 0, how&2 != 0). ENOTCONN on a listener.
-//   - fd_close: Conn.Close or Listener.Close.
+//   - fd_close: Conn.Close or Listener.Close. When a node's process exits,
+//     close its socket fds in fd order (FIN, or RST over unread data); when
+//     it crashes, call netsim.Network.HostDown instead.
 //   - fd_fdstat_get: filetype SOCKET_STREAM (6).
 //   - poll_oneoff: an FD_READ subscription is ready when ReadableAt (Conn or
 //     Listener) is in [0, now], FD_WRITE when WritableAt is. Otherwise the
