@@ -210,10 +210,11 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build node %q: merging the data segments of the built module: %v", req.Node, err)
 	}
-	if err := writeAtomic(p.dest, merged); err != nil {
+	hash, err := store(p.dest, merged)
+	if err != nil {
 		return nil, err
 	}
-	return &Artifact{Path: p.dest, Hash: sha256Hex(merged), Key: p.key, Took: time.Since(start)}, nil
+	return &Artifact{Path: p.dest, Hash: hash, Key: p.key, Took: time.Since(start)}, nil
 }
 
 // buildPlan is everything Build decides before it looks in the cache.
@@ -355,21 +356,43 @@ func (b *Builder) Load(ctx context.Context, node, wasmPath string) (*Artifact, e
 	if err != nil {
 		return nil, userErr("%s is not a valid WebAssembly module: %v", abs, err)
 	}
-	if err := writeAtomic(dest, merged); err != nil {
+	hash, err := store(dest, merged)
+	if err != nil {
 		return nil, err
 	}
-	return &Artifact{Path: dest, Hash: sha256Hex(merged), Key: key, Took: time.Since(start)}, nil
+	return &Artifact{Path: dest, Hash: hash, Key: key, Took: time.Since(start)}, nil
 }
 
 // cached returns the artifact at path if a complete one is there. Entries
-// only ever appear by rename, so a file that exists is complete; the magic
-// check guards against a cache directory damaged by hand.
+// only ever appear by rename, so a file that exists is complete. Its hash
+// comes from the sidecar written before it, so a hit reads 64 bytes instead
+// of hashing megabytes; a missing sidecar is recomputed.
 func cached(path string) (*Artifact, bool) {
-	bin, err := os.ReadFile(path)
-	if err != nil || len(bin) < len(wasmHeader) || !bytes.Equal(bin[:len(wasmHeader)], wasmHeader) {
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
 		return nil, false
 	}
-	return &Artifact{Path: path, Hash: sha256Hex(bin)}, true
+	if sum, err := os.ReadFile(path + ".sha256"); err == nil && len(sum) == sha256.Size*2 {
+		if _, err := hex.DecodeString(string(sum)); err == nil {
+			return &Artifact{Path: path, Hash: string(sum)}, true
+		}
+	}
+	bin, err := os.ReadFile(path)
+	if err != nil || !bytes.HasPrefix(bin, wasmHeader) {
+		return nil, false
+	}
+	hash := sha256Hex(bin)
+	writeAtomic(path+".sha256", []byte(hash)) // best effort: only speeds up the next hit
+	return &Artifact{Path: path, Hash: hash}, true
+}
+
+// store puts a module into the cache at path and returns its hash: the
+// sidecar first, so that whoever sees the module also finds its hash.
+func store(path string, bin []byte) (string, error) {
+	hash := sha256Hex(bin)
+	if err := writeAtomic(path+".sha256", []byte(hash)); err != nil {
+		return "", err
+	}
+	return hash, writeAtomic(path, bin)
 }
 
 func sha256Hex(b []byte) string {

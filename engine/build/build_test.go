@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,6 +52,17 @@ func TestBuildCache(t *testing.T) {
 	}
 	if !second.Cached || second.Hash != first.Hash || second.Key != first.Key || second.Path != first.Path {
 		t.Errorf("second build = %+v, want the cached %+v", second, first)
+	}
+
+	// Without the hash sidecar a hit hashes the module once more.
+	if err := os.Remove(first.Path + ".sha256"); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := b.Build(ctx, req); err != nil || !again.Cached || again.Hash != first.Hash {
+		t.Errorf("hit without sidecar = %+v, %v; want Cached with hash %s", again, err, first.Hash)
+	}
+	if _, err := os.Stat(first.Path + ".sha256"); err != nil {
+		t.Errorf("sidecar not written again: %v", err)
 	}
 	b.GoCmd = ""
 
@@ -217,6 +229,10 @@ func TestBuildSim(t *testing.T) {
 			"main.go": simMain,
 		}, "enabled=true node=n1\n", 1},
 		{"module replaces sim itself", ownSim, "enabled=false node=own\n", 0},
+		{"the user's go.work is ignored", map[string]string{
+			"go.work": "go 1.21\n\nuse ./does-not-exist\n",
+			"main.go": simMain,
+		}, "enabled=true node=n1\n", 1},
 	}
 	b := &Builder{CacheDir: t.TempDir()}
 	for _, tt := range tests {
@@ -318,17 +334,24 @@ func TestBuildConcurrent(t *testing.T) {
 	if arts[0].Hash != arts[1].Hash || arts[0].Path != arts[1].Path {
 		t.Errorf("concurrent builds differ: %+v vs %+v", arts[0], arts[1])
 	}
-	for dir, want := range map[string]int{"wasm": 1, "sim": 1, "tmp": 0} {
-		entries, err := os.ReadDir(filepath.Join(cache, dir))
+	for _, tt := range []struct {
+		dir  string
+		want []string
+	}{
+		{"wasm", []string{filepath.Base(arts[0].Path), filepath.Base(arts[0].Path) + ".sha256"}},
+		{"sim", []string{simDirName(t)}},
+		{"tmp", nil},
+	} {
+		entries, err := os.ReadDir(filepath.Join(cache, tt.dir))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(entries) != want {
-			var names []string
-			for _, e := range entries {
-				names = append(names, e.Name())
-			}
-			t.Errorf("cache/%s holds %v, want %d entries", dir, names, want)
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if !slices.Equal(names, tt.want) {
+			t.Errorf("cache/%s holds %q, want %q", tt.dir, names, tt.want)
 		}
 	}
 }
@@ -454,4 +477,12 @@ func BenchmarkBuildCached(b *testing.B) {
 			b.Fatalf("Build = %+v, %v; want a cache hit", a, err)
 		}
 	}
+}
+
+func simDirName(t *testing.T) string {
+	h, err := simSourceHash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h[:16]
 }
