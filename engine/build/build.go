@@ -106,7 +106,7 @@ func (b *Builder) goEnv(ctx context.Context) (*goEnv, error) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("cannot find the go command %q: seedfall builds nodes with Go; install Go 1.21 or later and put it on PATH", b.goCmd())
 		}
 		return nil, fmt.Errorf("go env failed: %v: %s", err, strings.TrimSpace(stderr.String()))
@@ -306,7 +306,7 @@ func (b *Builder) plan(ctx context.Context, req Request) (*buildPlan, error) {
 			dir = filepath.Join(root, dir)
 		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			keyField(h, "missing", dir) // go build will say what is wrong
+			keyField(h, "missing", "") // go build will say what is wrong
 			continue
 		}
 		if err := hashTree(h, dir); err != nil {
