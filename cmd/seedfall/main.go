@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 )
 
@@ -42,7 +43,13 @@ var commands = []command{
 	{"logs", logsCmd},
 }
 
-func main() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	// Guests' linear memories live outside the Go heap, but every run
+	// allocates a burst of short-lived host objects; collecting less often
+	// is worth ~15% of throughput (measured by scripts/bench).
+	debug.SetGCPercent(400)
+	os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+}
 
 // Main runs the command line and returns the exit status.
 func Main(args []string, stdout, stderr io.Writer) int {

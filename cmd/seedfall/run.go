@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"runtime"
 	"sync"
 	"time"
@@ -18,8 +20,20 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	seeds := fs.String("seeds", "", "run many seeds: 1-500, or lists like 2-3,9")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "worlds run at once (one per core; a world never spreads over cores)")
 	asJSON := fs.Bool("json", false, "print one JSON object per seed")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of seedfall itself to this file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	list := []uint64{*seed}
 	if *seeds != "" {
@@ -32,6 +46,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if *parallel < 1 {
 		*parallel = 1
+	}
+	// One world is one goroutine group passing a baton: with an idle P
+	// around, every handoff wakes another OS thread for nothing. Keep exactly
+	// as many Ps as worlds running at once.
+	if *parallel < runtime.NumCPU() {
+		runtime.GOMAXPROCS(*parallel)
 	}
 	ctx := context.Background()
 	s, err := open(ctx, *cfg, stderr)
