@@ -1,0 +1,77 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"seedfall": func() { main() },
+	})
+}
+
+// sharedCache keeps built guests across scripts: every script builds its
+// own small programs, but the Go build cache and seedfall's wazero cache are
+// worth sharing.
+var sharedCache = filepath.Join(os.TempDir(), "seedfall-testscript-cache")
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		UpdateScripts:       os.Getenv("UPDATE_SCRIPTS") != "",
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT", "GOPROXY", "GOFLAGS"} {
+				v := os.Getenv(k)
+				if v == "" {
+					v = goEnv(k)
+				}
+				env.Setenv(k, v)
+			}
+			env.Setenv("SEEDFALL_CACHE", sharedCache)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// samedigest a b: the two files name the same trace digest.
+			"samedigest": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: samedigest file1 file2")
+				}
+				a, b := digestOf(ts, args[0]), digestOf(ts, args[1])
+				if (a == b) == neg {
+					ts.Fatalf("digests %s and %s (neg=%v)", a, b, neg)
+				}
+			},
+		},
+	})
+}
+
+var digestRe = regexp.MustCompile(`(?:"digest":"|digest )([0-9a-f]{64})`)
+
+func digestOf(ts *testscript.TestScript, file string) string {
+	m := digestRe.FindStringSubmatch(ts.ReadFile(file))
+	if m == nil {
+		ts.Fatalf("%s names no digest", file)
+	}
+	return m[1]
+}
+
+var goEnvCache map[string]string
+
+func goEnv(k string) string {
+	if goEnvCache == nil {
+		out, err := execOutput("go", "env", "-json")
+		if err != nil {
+			panic(fmt.Sprintf("go env: %v", err))
+		}
+		json.Unmarshal(out, &goEnvCache)
+	}
+	return goEnvCache[k]
+}
