@@ -1,0 +1,127 @@
+// Command benchtool measures seedfall's speed figures in one run and prints
+// them as a table: seeds per second per core for a trivial 3-node world,
+// the simulated-to-wall ratio of the bundled example, and the cost of a first
+// run (cold build and compile) against a cached run. scripts/bench runs it.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+type result struct {
+	Seed   uint64 `json:"seed"`
+	Passed bool   `json:"passed"`
+	SimNs  int64  `json:"sim_ns"`
+	WallNs int64  `json:"wall_ns"`
+	Steps  uint64 `json:"steps"`
+}
+
+var (
+	bin   = flag.String("seedfall", "", "the seedfall binary")
+	root  = flag.String("root", ".", "the repository root")
+	seeds = flag.Int("seeds", 500, "seeds per throughput row")
+	cold  = flag.Bool("cold", true, "measure a first run from empty caches (takes a while: Go builds the standard library for wasip1)")
+)
+
+func main() {
+	flag.Parse()
+	cache, err := os.MkdirTemp("", "seedfall-bench-cache")
+	check(err)
+	defer os.RemoveAll(cache)
+
+	trivial := filepath.Join(*root, "scripts/benchtool/trivial/seedfall.json")
+	example := filepath.Join(*root, "examples/kvlog/seedfall.fixed.json")
+	fmt.Printf("seedfall benchmark, %s, %d cores, %s\n\n", runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
+	fmt.Printf("%-44s %12s %12s %12s\n", "", "seeds/s", "sim/wall", "steps/s")
+
+	var firstCold, firstWarmGo time.Duration
+	if *cold {
+		gocache, err := os.MkdirTemp("", "seedfall-bench-gocache")
+		check(err)
+		defer os.RemoveAll(gocache)
+		firstCold = timed(cache, "GOCACHE="+gocache, example, "-seed", "1")
+		os.RemoveAll(cache)
+		os.MkdirAll(cache, 0o755)
+	}
+	firstWarmGo = timed(cache, "", example, "-seed", "1")
+	cached := timed(cache, "", example, "-seed", "1")
+	timed(cache, "", trivial, "-seed", "1")
+
+	row := func(name, world string, parallel int) {
+		start := time.Now()
+		rs := sweep(cache, world, parallel)
+		wall := time.Since(start)
+		var sim, busy int64
+		var steps uint64
+		for _, r := range rs {
+			sim += r.SimNs
+			busy += r.WallNs
+			steps += r.Steps
+		}
+		fmt.Printf("%-44s %12.0f %11.0fx %12.0f\n", name, float64(len(rs))/wall.Seconds(), float64(sim)/float64(busy), float64(steps)/(float64(busy)/1e9))
+	}
+	row("trivial 3-node world, 1 core", trivial, 1)
+	row(fmt.Sprintf("trivial 3-node world, %d cores", runtime.NumCPU()), trivial, runtime.NumCPU())
+	row("examples/kvlog (fixed), 1 core", example, 1)
+	row(fmt.Sprintf("examples/kvlog (fixed), %d cores", runtime.NumCPU()), example, runtime.NumCPU())
+
+	fmt.Printf("\n%-44s %12s\n", "one seed of examples/kvlog, end to end", "wall")
+	if *cold {
+		fmt.Printf("%-44s %12s\n", "first run, empty Go and seedfall caches", firstCold.Round(time.Millisecond))
+	}
+	fmt.Printf("%-44s %12s\n", "first run, empty seedfall cache", firstWarmGo.Round(time.Millisecond))
+	fmt.Printf("%-44s %12s\n", "cached run", cached.Round(time.Millisecond))
+	fmt.Println("\nsim/wall: virtual time over the real time the runs took, per core.")
+}
+
+// timed runs one seedfall command and returns its wall time.
+func timed(cache, env, world string, args ...string) time.Duration {
+	start := time.Now()
+	cmd := exec.Command(*bin, append([]string{"run", "-c", world}, args...)...)
+	cmd.Env = append(os.Environ(), "SEEDFALL_CACHE="+cache)
+	if env != "" {
+		cmd.Env = append(cmd.Env, env)
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n%s", strings.Join(cmd.Args, " "), err, out.String())
+		os.Exit(1)
+	}
+	return time.Since(start)
+}
+
+func sweep(cache, world string, parallel int) []result {
+	cmd := exec.Command(*bin, "run", "-c", world, "-seeds", fmt.Sprintf("1-%d", *seeds), "-parallel", fmt.Sprint(parallel), "-json")
+	cmd.Env = append(os.Environ(), "SEEDFALL_CACHE="+cache)
+	out, err := cmd.Output()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", strings.Join(cmd.Args, " "), err)
+		os.Exit(1)
+	}
+	var rs []result
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		var r result
+		check(json.Unmarshal(sc.Bytes(), &r))
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

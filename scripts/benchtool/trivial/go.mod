@@ -1,0 +1,3 @@
+module trivial
+
+go 1.26
