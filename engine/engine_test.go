@@ -301,3 +301,45 @@ func TestCrashResetsConnections(t *testing.T) {
 		t.Fatalf("the client never noticed the crash:\n%s", out)
 	}
 }
+
+// A guest rebuilt from empty caches (no seedfall cache, no Go build cache)
+// is byte-identical and gives the same trace: digests taken on one machine
+// hold on another.
+func TestColdRebuildGivesTheSameDigest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cold build of the standard library for wasip1 takes a while")
+	}
+	const js = `{"net_overlay": true, "faults": {"crash_per_sec": 1}, "nodes": [{"name": "server", "pkg": "./httpserver"}], "workload": {"name": "client", "pkg": "./httpclient"}}`
+	warm := prepare(t, js)
+	want := run(t, warm, 5, nil)
+
+	cold, err := New(context.Background(), Options{CacheDir: t.TempDir(), GoEnv: []string{"GOCACHE=" + t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cold.Close(context.Background())
+	dir, _ := filepath.Abs("testdata/guests")
+	w, err := world.Parse([]byte(js), filepath.Join(dir, "seedfall.json"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cold.Prepare(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, prog := range p.Programs {
+		if prog.Cached {
+			t.Fatalf("%s came from a cache", prog.Name)
+		}
+		if prog.Hash != warm.Programs[i].Hash {
+			t.Fatalf("%s: cold build %s, warm build %s", prog.Name, prog.Hash, warm.Programs[i].Hash)
+		}
+	}
+	got, err := p.Run(context.Background(), RunOptions{Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Digest != want.Digest {
+		t.Fatalf("cold rebuild: digest %s, warm: %s", got.Digest, want.Digest)
+	}
+}
