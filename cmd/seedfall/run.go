@@ -119,12 +119,13 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		switch {
 		case *asJSON:
 			writeJSON(stdout, res, schedule)
-		case !res.Passed || len(list) == 1:
-			replay := ""
-			if !res.Passed {
-				replay = s.replayCommand(res.Seed)
-			}
-			s.printVerdict(stdout, res, replay)
+		case res.Passed && len(list) == 1:
+			s.printVerdict(stdout, res, "")
+		case !res.Passed && failed <= detailedFailures:
+			s.printVerdict(stdout, res, s.replayCommand(res.Seed))
+		case !res.Passed:
+			// Past the first few, one line each keeps a long sweep readable.
+			fmt.Fprintf(stdout, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)
 		}
 		if progress {
 			el := time.Since(start).Seconds()
@@ -148,6 +149,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// detailedFailures is how many failing seeds of a sweep get their last
+// lines and replay command printed.
+const detailedFailures = 5
 
 func seedList(seeds []uint64) string {
 	if len(seeds) == 0 {
