@@ -348,6 +348,7 @@ func (h *Handle) Stat() Stat {
 }
 
 // Readdir lists the directory, sorted by name, without "." and "..".
+// A removed directory cannot be listed (ENOENT).
 func (h *Handle) Readdir() ([]Dirent, errno.Errno) {
 	if e := h.check(); e != 0 {
 		return nil, e
@@ -355,6 +356,9 @@ func (h *Handle) Readdir() ([]Dirent, errno.Errno) {
 	n := h.n
 	if n.typ != TypeDirectory {
 		return nil, errno.ENOTDIR
+	}
+	if n.removed {
+		return nil, errno.ENOENT // as getdents(2) on a removed directory
 	}
 	out := make([]Dirent, len(n.entries))
 	for i, e := range n.entries {

@@ -164,6 +164,10 @@ var pathCases = []pathCase{
 	{op: "readlink", path: "missing", want: errno.ENOENT},
 	{op: "readlink", path: "lf", want: 0},
 	{op: "readlink", path: "ld/f", want: errno.EINVAL},
+	{op: "readlink", path: "lf/", want: errno.ENOTDIR},
+	{op: "readlink", path: "ld/", want: errno.EINVAL},
+	{op: "readlink", path: "f/", want: errno.ENOTDIR},
+	{op: "readlink", path: "dangling/", want: errno.ENOENT},
 
 	{op: "link", path: "d", path2: "new", want: errno.EPERM},
 	{op: "link", path: "d", path2: "f", want: errno.EEXIST},

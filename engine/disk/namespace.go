@@ -181,11 +181,13 @@ func (d *Disk) resolve(start *inode, path string, follow bool) (resolved, errno.
 		switch {
 		case comp == ".":
 			n = cur
-		case cur.removed:
-			// A removed directory has no entries, not even "..".
-			return resolved{}, errno.ENOENT
 		case comp == "..":
+			// Linux finds ".." of a removed directory (its old parent):
+			// a process whose working directory was removed can cd "..".
 			n = cur.parent
+		case cur.removed:
+			// A removed directory has no other entries.
+			return resolved{}, errno.ENOENT
 		default:
 			n = cur.entries.get(comp)
 		}

@@ -193,8 +193,15 @@ func TestRename(t *testing.T) {
 		if st := h.Stat(); st.Nlink != 0 {
 			t.Errorf("removed dir nlink = %d, want 0", st.Nlink)
 		}
-		if ents, e := h.Readdir(); e != 0 || len(ents) != 0 {
-			t.Errorf("readdir of removed dir = %v, %v; want empty", ents, e)
+		if ents, e := h.Readdir(); e != errno.ENOENT {
+			t.Errorf("readdir of removed dir = %v, %v; want ENOENT", ents, e)
+		}
+		// ".." still leads to the old parent, as on Linux.
+		if st, e := d.Stat(h, "..", false); e != 0 || st.Ino != d.Root().Ino() {
+			t.Errorf("stat .. of removed dir = %+v, %v; want the root", st, e)
+		}
+		if _, e := d.Stat(h, "../f", false); e != 0 {
+			t.Errorf("stat ../f from removed dir: %v", e)
 		}
 	})
 }

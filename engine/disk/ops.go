@@ -305,19 +305,23 @@ func (d *Disk) Symlink(target string, dir *Handle, path string) errno.Errno {
 	return 0
 }
 
-// Readlink returns a symlink's target.
+// Readlink returns a symlink's target. A trailing slash follows the last
+// element, as on Linux: "link/" names what link points to, which is then
+// not a symlink (EINVAL) or not a directory (ENOTDIR).
 func (d *Disk) Readlink(dir *Handle, path string) (string, errno.Errno) {
 	start, e := d.dirHandle(dir)
 	if e != 0 {
 		return "", e
 	}
-	r, e := d.resolve(start, path, false)
+	r, e := d.resolve(start, path, hasTrailingSlash(path))
 	if e != 0 {
 		return "", e
 	}
 	switch {
 	case r.node == nil:
 		return "", errno.ENOENT
+	case r.dirOnly && r.node.typ != TypeDirectory:
+		return "", errno.ENOTDIR
 	case r.node.typ != TypeSymlink, r.dirOnly:
 		return "", errno.EINVAL
 	}

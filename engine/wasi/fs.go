@@ -32,6 +32,7 @@ type fdEntry struct {
 	write    bool
 	append   bool
 	nonblock bool
+	sync     bool // O_SYNC or O_DSYNC: every write is durable when it returns
 	off      int64
 	dirents  []disk.Dirent // readdir snapshot, taken at cookie 0
 	conn     *netsim.Conn
@@ -50,7 +51,9 @@ const (
 
 const (
 	fdflagAppend   = 1
+	fdflagDsync    = 2
 	fdflagNonblock = 4
+	fdflagSync     = 16
 
 	oflagCreat     = 1
 	oflagDirectory = 2
@@ -188,6 +191,9 @@ func fdFdstatGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	}
 	if e.nonblock {
 		flags |= fdflagNonblock
+	}
+	if e.sync {
+		flags |= fdflagSync
 	}
 	le.PutUint16(b[2:], flags)
 	rights := uint64(allRights)
@@ -441,6 +447,13 @@ func writev(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64,
 		if at < 0 {
 			e.off = off
 		}
+		// O_SYNC: the write returns once it is durable, and reports the
+		// fsync's error (EIO) as its own, as Linux does.
+		if e.sync && total > 0 {
+			if en := e.h.Sync(); en != 0 {
+				return en
+			}
+		}
 	case kindConn:
 		if at >= 0 {
 			return errno.ESPIPE
@@ -617,7 +630,8 @@ func pathOpen(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 		return en
 	}
 	e := &fdEntry{d: dir.d, h: h, readonly: dir.readonly, read: fl&disk.Read != 0 || !canWrite, write: canWrite,
-		append: fdflags&fdflagAppend != 0, nonblock: fdflags&fdflagNonblock != 0}
+		append: fdflags&fdflagAppend != 0, nonblock: fdflags&fdflagNonblock != 0,
+		sync: fdflags&(fdflagSync|fdflagDsync) != 0}
 	if h.IsDir() {
 		e.kind, e.write = kindDir, false
 		e.read = true
