@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"time"
 
@@ -281,7 +282,10 @@ func (n *node) body(wp *wasi.Process) {
 			cancel()
 			return true
 		}
+		// The guest's goroutine keeps its P forever: give the rest of the
+		// process one more, and run interruptible guests from now on.
 		e.abandoned.Store(true)
+		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
 		return false
 	}
 	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), memoryAllocator())

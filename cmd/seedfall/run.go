@@ -47,11 +47,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if *parallel < 1 {
 		*parallel = 1
 	}
-	// One world is one goroutine group passing a baton: with an idle P
-	// around, every handoff wakes another OS thread for nothing. Keep exactly
-	// as many Ps as worlds running at once.
-	if *parallel < runtime.NumCPU() {
-		runtime.GOMAXPROCS(*parallel)
+	// One world is one goroutine group passing a baton: with idle Ps around,
+	// every handoff wakes another OS thread for nothing. Keep one P per
+	// world, plus one so that the watchdog can run while a guest spins (Go
+	// cannot preempt a goroutine that is executing compiled wasm).
+	if *parallel+1 < runtime.NumCPU() {
+		runtime.GOMAXPROCS(*parallel + 1)
 	}
 	ctx := context.Background()
 	s, err := open(ctx, *cfg, stderr)
