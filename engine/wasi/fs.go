@@ -2,6 +2,9 @@ package wasi
 
 import (
 	"context"
+	"slices"
+	"sort"
+	"strings"
 
 	"github.com/tetratelabs/wazero/api"
 
@@ -67,6 +70,11 @@ const (
 	allRights    = (1 << 30) - 1
 )
 
+// The only preopen is "/". The read-only /etc disk is mounted at "etc" in
+// the root rather than preopened as "/etc": Go's wasip1 port resolves a path
+// against the preopen whose name is a plain string prefix of it, so a
+// "/etc" preopen would also capture "/etcd-data" or "/etc.bak" (read-only,
+// or not found) instead of leaving them on the node's disk.
 func (p *Process) init() {
 	p.fds = append(p.fds[:0],
 		&fdEntry{kind: kindStdin, read: true},
@@ -74,9 +82,50 @@ func (p *Process) init() {
 		&fdEntry{kind: kindStderr, write: true},
 		&fdEntry{kind: kindDir, d: p.Disk, h: p.Disk.Root(), preopen: "/", read: true},
 	)
-	if p.Etc != nil {
-		p.fds = append(p.fds, &fdEntry{kind: kindDir, d: p.Etc, h: p.Etc.Root(), preopen: "/etc", read: true, readonly: true})
+}
+
+// etcRoot is a descriptor on the root of the /etc disk, for path calls
+// that mount sends there; it is not in the fd table.
+func (p *Process) etcRoot() *fdEntry {
+	return &fdEntry{kind: kindDir, d: p.Etc, h: p.Etc.Root(), read: true, readonly: true}
+}
+
+// etcMount is the name under the root where the /etc disk is mounted.
+const etcMount = "etc"
+
+// isDiskRoot reports whether e is a directory descriptor on the root of the
+// node's disk (the preopen, or "/" opened again).
+func (p *Process) isDiskRoot(e *fdEntry) bool {
+	return e.kind == kindDir && e.d == p.Disk && e.h.Ino() == p.Disk.Root().Ino()
+}
+
+// mount sends a path that starts at the root of the node's disk and enters
+// "etc" to the /etc disk. It sees the leading "/" and "./" a path may have,
+// not ".." or symlinks that lead into etc (Go cleans paths before calling).
+func (p *Process) mount(e *fdEntry, path string) (*fdEntry, string) {
+	if p.Etc == nil || !p.isDiskRoot(e) {
+		return e, path
 	}
+	rest := path
+	for strings.HasPrefix(rest, "/") || strings.HasPrefix(rest, "./") {
+		rest = strings.TrimPrefix(strings.TrimPrefix(rest, "/"), "./")
+	}
+	if rest != etcMount && !strings.HasPrefix(rest, etcMount+"/") {
+		return e, path
+	}
+	rest = rest[len(etcMount):]
+	if strings.Trim(rest, "/") == "" {
+		return p.etcRoot(), "." + rest // keeps a trailing slash
+	}
+	return p.etcRoot(), strings.TrimLeft(rest, "/")
+}
+
+// dev numbers the disks, so that os.SameFile tells their files apart.
+func (p *Process) dev(d *disk.Disk) uint64 {
+	if d != nil && d == p.Etc {
+		return 2
+	}
+	return 1
 }
 
 func (p *Process) fd(fd uint32) *fdEntry {
@@ -231,9 +280,9 @@ func fdFdstatSetRights(ctx context.Context, m api.Module, s []uint64) errno.Errn
 	return 0
 }
 
-func writeFilestat(m api.Module, ptr uint32, st disk.Stat) errno.Errno {
+func writeFilestat(m api.Module, ptr uint32, dev uint64, st disk.Stat) errno.Errno {
 	var b [64]byte
-	le.PutUint64(b[0:], 1) // dev
+	le.PutUint64(b[0:], dev)
 	le.PutUint64(b[8:], st.Ino)
 	b[16] = uint8(st.Type)
 	le.PutUint64(b[24:], st.Nlink)
@@ -255,9 +304,9 @@ func fdFilestatGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	}
 	switch e.kind {
 	case kindFile, kindDir:
-		return writeFilestat(m, uint32(s[1]), e.h.Stat())
+		return writeFilestat(m, uint32(s[1]), p.dev(e.d), e.h.Stat())
 	}
-	return writeFilestat(m, uint32(s[1]), disk.Stat{Type: disk.FileType(e.filetype()), Nlink: 1, Atim: Epoch + p.Now(), Mtim: Epoch + p.Now(), Ctim: Epoch + p.Now()})
+	return writeFilestat(m, uint32(s[1]), 0, disk.Stat{Type: disk.FileType(e.filetype()), Nlink: 1, Atim: Epoch + p.Now(), Mtim: Epoch + p.Now(), Ctim: Epoch + p.Now()})
 }
 
 func fdFilestatSetSize(ctx context.Context, m api.Module, s []uint64) errno.Errno {
@@ -537,7 +586,8 @@ func writeU64(m api.Module, ptr uint32, v uint64) errno.Errno {
 }
 
 func fdReaddir(ctx context.Context, m api.Module, s []uint64) errno.Errno {
-	e := proc(ctx).fd(uint32(s[0]))
+	p := proc(ctx)
+	e := p.fd(uint32(s[0]))
 	if e == nil {
 		return errno.EBADF
 	}
@@ -549,6 +599,9 @@ func fdReaddir(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 		ents, en := e.h.Readdir()
 		if en != 0 {
 			return en
+		}
+		if p.Etc != nil && p.isDiskRoot(e) {
+			ents = withEntry(ents, disk.Dirent{Name: etcMount, Ino: p.Etc.Root().Ino(), Type: disk.TypeDirectory})
 		}
 		e.dirents = ents
 	}
@@ -575,6 +628,15 @@ func fdReaddir(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	return 0
 }
 
+// withEntry adds d to a sorted listing, unless the name is already there.
+func withEntry(ents []disk.Dirent, d disk.Dirent) []disk.Dirent {
+	i := sort.Search(len(ents), func(i int) bool { return ents[i].Name >= d.Name })
+	if i < len(ents) && ents[i].Name == d.Name {
+		return ents
+	}
+	return slices.Insert(ents, i, d)
+}
+
 // ---- paths ----
 
 func readPath(m api.Module, ptr, n uint64) (string, errno.Errno) {
@@ -586,8 +648,10 @@ func readPath(m api.Module, ptr, n uint64) (string, errno.Errno) {
 }
 
 // dirAt returns the directory entry a path call is relative to and the path.
+// A path into the mounted /etc comes back relative to the /etc disk.
 func dirAt(ctx context.Context, m api.Module, fd, ptr, n uint64) (*fdEntry, string, errno.Errno) {
-	e := proc(ctx).fd(uint32(fd))
+	p := proc(ctx)
+	e := p.fd(uint32(fd))
 	if e == nil {
 		return nil, "", errno.EBADF
 	}
@@ -595,7 +659,11 @@ func dirAt(ctx context.Context, m api.Module, fd, ptr, n uint64) (*fdEntry, stri
 		return nil, "", errno.ENOTDIR
 	}
 	path, en := readPath(m, ptr, n)
-	return e, path, en
+	if en != 0 {
+		return nil, "", en
+	}
+	e, path = p.mount(e, path)
+	return e, path, 0
 }
 
 func pathOpen(ctx context.Context, m api.Module, s []uint64) errno.Errno {
@@ -654,7 +722,7 @@ func pathFilestatGet(ctx context.Context, m api.Module, s []uint64) errno.Errno 
 	if en != 0 {
 		return en
 	}
-	return writeFilestat(m, uint32(s[4]), st)
+	return writeFilestat(m, uint32(s[4]), proc(ctx).dev(dir.d), st)
 }
 
 func pathFilestatSetTimes(ctx context.Context, m api.Module, s []uint64) errno.Errno {
