@@ -12,7 +12,7 @@ import (
 // directory). Under seedfall every check must pass too, reproducibly.
 func TestFileSystemBehavesLikeLinux(t *testing.T) {
 	// temp_dir_default needs /tmp on every node's disk, which the runner
-	// does not create yet.
+	// does not create yet (disk.MkdirAll("tmp") when it makes the disk).
 	p := prepare(t, `{"nodes": [], "workload": {"name": "fs", "pkg": "./fsops", "args": ["-skip", "temp_dir_default"]}}`)
 	r := twice(t, p, 1, nil)
 	out := output(r, "fs")

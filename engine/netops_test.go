@@ -26,7 +26,7 @@ func TestNetworkBehavesLikeLinux(t *testing.T) {
 	if !r.Passed {
 		t.Fatalf("%s: %s\n%s", r.Class, r.Reason, output(r, ""))
 	}
-	if oks < 26 || !strings.Contains(out, "checks, 0 failed") {
+	if oks < 32 || !strings.Contains(out, "checks, 0 failed") {
 		t.Fatalf("only %d checks reported ok:\n%s", oks, out)
 	}
 }

@@ -109,6 +109,36 @@ func (d *Disk) WriteFile(path string, data []byte) error {
 	return nil
 }
 
+// MkdirAll creates the directory at path and any missing parents, all
+// durable at once, strict dirs or not: the directories a fresh machine
+// already has, such as /tmp. Existing directories are left as they are.
+func (d *Disk) MkdirAll(path string) error {
+	fail := func(e errno.Errno) error { return &PathError{Op: "mkdir", Path: path, Err: e} }
+	cur := d.root
+	for _, comp := range strings.Split(path, "/") {
+		if comp == "" {
+			continue
+		}
+		r, e := d.resolve(cur, comp, true)
+		if e != 0 {
+			return fail(e)
+		}
+		n := r.node
+		if n == nil {
+			n = d.newInode(TypeDirectory)
+			d.addEntry(r.parent, r.name, n)
+		}
+		if n.typ != TypeDirectory {
+			return fail(errno.ENOTDIR)
+		}
+		if r.dot == "" {
+			d.makeDurable(r.parent, r.name, n)
+		}
+		cur = n
+	}
+	return nil
+}
+
 // ReadFile returns the file's content as the program sees it now (the page
 // cache).
 func (d *Disk) ReadFile(path string) ([]byte, error) {

@@ -68,6 +68,12 @@ var checks = []check{
 	{"closed_conn", closedConn},
 	{"zero_length_io", zeroLengthIO},
 	{"files_next_to_etc", filesNextToEtc},
+	{"ipv6_loopback", ipv6Loopback},
+	{"localhost", localhost},
+	{"accept_deadline", acceptDeadline},
+	{"close_unblocks_read", closeUnblocksRead},
+	{"listener_close_resets_queued", listenerCloseResetsQueued},
+	{"close_read", closeRead},
 }
 
 func main() {
@@ -764,6 +770,161 @@ func filesNextToEtc() error {
 	defer os.Remove("etcetera")
 	if b, err := os.ReadFile("etcetera"); err != nil || string(b) != "x" {
 		return errf("ReadFile(etcetera) = %q %v", b, err)
+	}
+	return nil
+}
+
+func ipv6Loopback() error {
+	l, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	go func() {
+		c, err := l.Accept()
+		if err == nil {
+			fmt.Fprintf(c, "%s\n", c.RemoteAddr())
+			c.Close()
+		}
+	}()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	b, _ := io.ReadAll(c)
+	if got := strings.TrimSpace(string(b)); got != c.LocalAddr().String() || !strings.HasPrefix(got, "[::1]:") {
+		return errf("over ::1 the server saw %q, the dialer is %v", got, c.LocalAddr())
+	}
+	// A listener on ::1 is not reachable over 127.0.0.1.
+	port := l.Addr().(*net.TCPAddr).Port
+	if _, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); !errors.Is(err, syscall.ECONNREFUSED) {
+		return errf("dial 127.0.0.1 for a ::1 listener: %v, want ECONNREFUSED", err)
+	}
+	return nil
+}
+
+func localhost() error {
+	addrs, err := net.LookupHost("localhost")
+	if err != nil || !slices.Contains(addrs, "127.0.0.1") {
+		return errf("LookupHost(localhost) = %v %v, want 127.0.0.1 among them", addrs, err)
+	}
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(c, c); c.Close() }()
+		}
+	}()
+	c, err := net.Dial("tcp", "localhost:"+strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if ip := c.RemoteAddr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		return errf("dialing localhost reached %v", ip)
+	}
+	return echoOnce(c, "via localhost")
+}
+
+func acceptDeadline() error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	start := time.Now()
+	l.(*net.TCPListener).SetDeadline(start.Add(30 * time.Millisecond))
+	_, err = l.Accept()
+	if !errors.Is(err, os.ErrDeadlineExceeded) || !isTimeout(err) {
+		return errf("Accept past its deadline: %v, want os.ErrDeadlineExceeded", err)
+	}
+	if el := time.Since(start); el < 30*time.Millisecond || el > time.Second {
+		return errf("Accept timed out after %v, want 30ms", el)
+	}
+	// With the deadline cleared, Accept works again.
+	l.(*net.TCPListener).SetDeadline(time.Time{})
+	go func() {
+		if c, err := net.Dial("tcp", l.Addr().String()); err == nil {
+			c.Close()
+		}
+	}()
+	c, err := l.Accept()
+	if err != nil {
+		return errf("Accept after clearing the deadline: %v", err)
+	}
+	return c.Close()
+}
+
+func closeUnblocksRead() error {
+	c, err := net.Dial("tcp", addr(7002))
+	if err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Read(make([]byte, 1))
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, net.ErrClosed) {
+			return errf("Read interrupted by Close: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		return errf("Close did not unblock Read")
+	}
+	return nil
+}
+
+// Connections the kernel completed but nobody accepted are reset when the
+// listener closes.
+func listenerCloseResetsQueued() error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		l.Close()
+		return errf("dial a listener that does not accept: %v", err)
+	}
+	defer c.Close()
+	time.Sleep(10 * time.Millisecond)
+	l.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = c.Read(make([]byte, 1))
+	if !errors.Is(err, syscall.ECONNRESET) {
+		return errf("read on a connection its listener dropped: %v, want ECONNRESET", err)
+	}
+	return nil
+}
+
+// After CloseRead, reads see EOF while writes still work.
+func closeRead() error {
+	c, err := net.Dial("tcp", addr(7001))
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	tc := c.(*net.TCPConn)
+	if err := tc.CloseRead(); err != nil {
+		return errf("CloseRead: %v", err)
+	}
+	if n, err := tc.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		return errf("read after CloseRead = %d %v, want io.EOF", n, err)
+	}
+	if _, err := io.WriteString(tc, "still writing"); err != nil {
+		return errf("write after CloseRead: %v", err)
 	}
 	return nil
 }
