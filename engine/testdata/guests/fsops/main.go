@@ -115,6 +115,10 @@ var checks = []check{
 	{"removed_dir_fd", removedDirFd},
 	{"dir_mtime_on_create", dirMtimeOnCreate},
 	{"sparse_large_offset", sparseLargeOffset},
+	{"readdir_infos", readdirInfos},
+	{"remove_all_large", removeAllLarge},
+	{"copy_fs", copyFS},
+	{"symlink_absolute_target", symlinkAbsoluteTarget},
 	{"temp_dir_default", tempDirDefault},
 }
 
@@ -2251,4 +2255,98 @@ func tempDirDefault(dir string) error {
 		return errf("MkdirTemp in os.TempDir() (%s): %v", os.TempDir(), err)
 	}
 	return os.Remove(d)
+}
+
+// f.Readdir gives Lstat infos: sizes, and symlinks as symlinks.
+func readdirInfos(dir string) error {
+	write(filepath.Join(dir, "f"), "12345")
+	os.Mkdir(filepath.Join(dir, "d"), 0o755)
+	os.Symlink("f", filepath.Join(dir, "l"))
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	infos, err := f.Readdir(-1)
+	if err != nil {
+		return err
+	}
+	got := map[string]string{}
+	for _, fi := range infos {
+		got[fi.Name()] = fmt.Sprintf("%v %d", fi.Mode().Type(), fi.Size())
+	}
+	want := map[string]string{"f": "---------- 5", "d": fmt.Sprintf("%v", fs.ModeDir) + " ", "l": fmt.Sprintf("%v 1", fs.ModeSymlink)}
+	if len(got) != 3 || got["f"] != want["f"] || !strings.HasPrefix(got["d"], want["d"]) || got["l"] != want["l"] {
+		return errf("Readdir = %v, want f %q, d %q..., l %q", got, want["f"], want["d"], want["l"])
+	}
+	return nil
+}
+
+// RemoveAll of a directory larger than its batch of 1024 names.
+func removeAllLarge(dir string) error {
+	root := filepath.Join(dir, "big")
+	os.Mkdir(root, 0o755)
+	for i := 0; i < 2500; i++ {
+		f, err := os.Create(filepath.Join(root, fmt.Sprintf("f%05d", i)))
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	if err := os.RemoveAll(root); err != nil {
+		return errf("RemoveAll: %v", err)
+	}
+	if _, err := os.Lstat(root); !errors.Is(err, fs.ErrNotExist) {
+		return errf("dir still there: %v", err)
+	}
+	return nil
+}
+
+func copyFS(dir string) error {
+	src := filepath.Join(dir, "src")
+	if err := makeTree(src); err != nil {
+		return err
+	}
+	dst := filepath.Join(dir, "dst")
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		return errf("CopyFS: %v", err)
+	}
+	var got []string
+	fs.WalkDir(os.DirFS(dst), ".", func(p string, d fs.DirEntry, err error) error {
+		got = append(got, p)
+		return err
+	})
+	if !slices.Equal(got, treeOrder) {
+		return errf("copied tree = %v, want %v", got, treeOrder)
+	}
+	if err := content(filepath.Join(dst, "a/z/2"), "a/z/2"); err != nil {
+		return err
+	}
+	// CopyFS does not overwrite.
+	err := os.CopyFS(dst, os.DirFS(src))
+	return wantErr("CopyFS over existing files", err, fs.ErrExist)
+}
+
+func symlinkAbsoluteTarget(dir string) error {
+	abs, err := filepath.Abs(filepath.Join(dir, "target"))
+	if err != nil {
+		return err
+	}
+	write(abs, "abs")
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o755)
+	l := filepath.Join(sub, "link")
+	if err := os.Symlink(abs, l); err != nil {
+		return err
+	}
+	if got, _ := os.Readlink(l); got != abs {
+		return errf("Readlink = %q, want %q", got, abs)
+	}
+	// A relative target resolves from the link's directory, not the cwd.
+	rel := filepath.Join(sub, "rel")
+	os.Symlink("../target", rel)
+	if err := content(rel, "abs"); err != nil {
+		return err
+	}
+	return content(l, "abs")
 }
