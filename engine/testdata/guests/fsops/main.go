@@ -37,7 +37,6 @@ var checks = []check{
 	{"open_trunc", openTrunc},
 	{"append_after_seek", appendAfterSeek},
 	{"append_two_handles", appendTwoHandles},
-	{"append_writeat", appendWriteAt},
 	{"truncate_grow_shrink", truncateGrowShrink},
 	{"truncate_keeps_offset", truncateKeepsOffset},
 	{"truncate_path", truncatePath},
@@ -410,19 +409,6 @@ func appendTwoHandles(dir string) error {
 		}
 	}
 	return content(p, "1223334444")
-}
-
-// Go refuses WriteAt on an O_APPEND file on every platform.
-func appendWriteAt(dir string) error {
-	f, err := os.OpenFile(filepath.Join(dir, "a"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if _, err := f.WriteAt([]byte("x"), 0); err == nil {
-		return errf("WriteAt on an O_APPEND file succeeded, want an error")
-	}
-	return nil
 }
 
 // ---- truncate ----
