@@ -17,11 +17,8 @@ func TestFileSystemBehavesLikeLinux(t *testing.T) {
 		{"strict_dirs", `{"strict_dirs": true}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// temp_dir_default needs /tmp on every node's disk, which the
-			// runner does not create yet (disk.MkdirAll("tmp") when it makes
-			// the disk).
 			p := prepare(t, `{"faults": `+tc.faults+`, "nodes": [],
-				"workload": {"name": "fs", "pkg": "./fsops", "args": ["-skip", "temp_dir_default"]}}`)
+				"workload": {"name": "fs", "pkg": "./fsops"}}`)
 			r := twice(t, p, 1, nil)
 			out := output(r, "fs")
 			oks := 0

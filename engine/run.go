@@ -107,6 +107,10 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	for i, prog := range p.Programs {
 		n := &node{r: r, prog: prog, host: i, rst: rng.ForName(opt.Seed, "restart", prog.Name)}
 		n.disk = disk.New(disk.Options{StrictDirs: w.Faults.StrictDirs, Now: r.wallNow})
+		// A fresh machine has /tmp, where os.TempDir points.
+		if err := n.disk.MkdirAll("tmp"); err != nil {
+			return nil, err
+		}
 		if r.net != nil {
 			r.net.AddHost(prog.Name)
 		}

@@ -102,11 +102,10 @@
 //
 // On wasip1, Go has no cgo resolver, so it resolves names itself: first
 // /etc/hosts, then DNS over UDP unless /etc/nsswitch.conf says "hosts: files".
-// Both are read with ordinary path_open calls on absolute paths, which Go
-// resolves against the preopen whose name is the longest prefix of the path.
-// The host must therefore preopen a read-only directory named "/etc" holding
-// the files that EtcFiles returns. With them, node names resolve to their
-// addresses and an unknown name fails at once with "no such host".
+// Both are read with ordinary path_open calls on absolute paths, so the host
+// must serve the files that EtcFiles returns at /etc (the WASI layer mounts a
+// read-only /etc inside the node's root). With them, node names resolve to
+// their addresses and an unknown name fails at once with "no such host".
 package netoverlay
 
 import (
@@ -239,8 +238,8 @@ func goVersion(goroot string) string {
 	return v
 }
 
-// EtcFiles returns the files the host serves in the guest's read-only /etc
-// preopen, keyed by file name: "hosts" maps localhost and every node name to
+// EtcFiles returns the files the host serves in the guest's read-only /etc,
+// keyed by file name: "hosts" maps localhost and every node name to
 // its address; "nsswitch.conf" tells Go to resolve from files only, so that
 // an unknown name fails at once instead of trying DNS over the fake network.
 func EtcFiles(names []string, addrs []netip.Addr) (map[string][]byte, error) {
