@@ -243,10 +243,6 @@ func TestPlannedCrashesReplayExactly(t *testing.T) {
 	_ = os.Remove(path)
 }
 
-
-
-
-
 func TestTCPOverTheSimulatedNetwork(t *testing.T) {
 	p := prepare(t, `{"net_overlay": true, "latency": ["1ms", "5ms"],
 		"nodes": [{"name": "server", "pkg": "./echoserver"}],

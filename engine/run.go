@@ -454,4 +454,3 @@ func firstLine(s string) string {
 	}
 	return s
 }
-

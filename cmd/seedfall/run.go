@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"time"
 
