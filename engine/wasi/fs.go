@@ -398,19 +398,14 @@ func readv(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64, 
 		if at >= 0 {
 			off = at
 		}
-		for _, b := range bufs {
+		var en errno.Errno
+		total, en = transfer(bufs, func(b []byte) (int, errno.Errno) {
 			n, en := e.h.ReadAt(b, off)
-			total += n
 			off += int64(n)
-			if en != 0 {
-				if total == 0 {
-					return en
-				}
-				break
-			}
-			if n < len(b) {
-				break
-			}
+			return n, en
+		})
+		if en != 0 {
+			return en
 		}
 		if at < 0 {
 			e.off = off
@@ -419,21 +414,9 @@ func readv(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64, 
 		if at >= 0 {
 			return errno.ESPIPE
 		}
-		for _, b := range bufs {
-			if len(b) == 0 {
-				continue
-			}
-			n, en := e.conn.Read(b)
-			total += n
-			if en != 0 {
-				if total == 0 {
-					return en
-				}
-				break
-			}
-			if n < len(b) {
-				break
-			}
+		var en errno.Errno
+		if total, en = transfer(bufs, e.conn.Read); en != 0 {
+			return en
 		}
 	default:
 		return errno.EBADF
@@ -442,6 +425,30 @@ func readv(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64, 
 		return errno.EFAULT
 	}
 	return 0
+}
+
+// transfer moves bytes to or from each buffer of an iovec array in turn, as
+// readv and writev do: it stops at the first short transfer, and an error
+// counts only when nothing was transferred before it.
+func transfer(bufs [][]byte, op func([]byte) (int, errno.Errno)) (int, errno.Errno) {
+	total := 0
+	for _, b := range bufs {
+		if len(b) == 0 {
+			continue
+		}
+		n, en := op(b)
+		total += n
+		if en != 0 {
+			if total == 0 {
+				return 0, en
+			}
+			break
+		}
+		if n < len(b) {
+			break
+		}
+	}
+	return total, 0
 }
 
 func fdWrite(ctx context.Context, m api.Module, s []uint64) errno.Errno {
@@ -479,19 +486,14 @@ func writev(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64,
 		} else if e.append {
 			off = e.h.Size()
 		}
-		for _, b := range bufs {
-			if len(b) == 0 {
-				continue
-			}
+		var en errno.Errno
+		total, en = transfer(bufs, func(b []byte) (int, errno.Errno) {
 			n, en := e.h.WriteAt(b, off)
-			total += n
 			off += int64(n)
-			if en != 0 {
-				if total == 0 {
-					return en
-				}
-				break
-			}
+			return n, en
+		})
+		if en != 0 {
+			return en
 		}
 		if at < 0 {
 			e.off = off
@@ -507,21 +509,9 @@ func writev(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64,
 		if at >= 0 {
 			return errno.ESPIPE
 		}
-		for _, b := range bufs {
-			if len(b) == 0 {
-				continue
-			}
-			n, en := e.conn.Write(b)
-			total += n
-			if en != 0 {
-				if total == 0 {
-					return en
-				}
-				break
-			}
-			if n < len(b) {
-				break
-			}
+		var en errno.Errno
+		if total, en = transfer(bufs, e.conn.Write); en != 0 {
+			return en
 		}
 	default:
 		return errno.EBADF
