@@ -259,22 +259,20 @@ func TestClientsCatchLostWrites(t *testing.T) {
 			wantExit: 1, want: []string{"op 1: PUT k1 v1 was not acknowledged: ERR bad request", "FAIL: none of 10 writes was acknowledged"},
 		},
 	}
-	for _, example := range []string{"kvlog", "snapshot"} {
-		client := build(t, example+"/client")
-		for _, tt := range tests {
-			t.Run(example+"/"+tt.name, func(t *testing.T) {
-				addr := fakeServer(t, tt.dropPut, tt.loseKey, tt.reject)
-				out, err := exec.Command(client, "-addr", addr, "-ops", "10", "-pause", "0").CombinedOutput()
-				if code := exitCode(t, err); code != tt.wantExit {
-					t.Errorf("client exited %d, want %d\n%s", code, tt.wantExit, out)
+	client := build(t, "kvclient")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := fakeServer(t, tt.dropPut, tt.loseKey, tt.reject)
+			out, err := exec.Command(client, "-addr", addr, "-ops", "10", "-pause", "0").CombinedOutput()
+			if code := exitCode(t, err); code != tt.wantExit {
+				t.Errorf("client exited %d, want %d\n%s", code, tt.wantExit, out)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(out), w) {
+					t.Errorf("client output lacks %q:\n%s", w, out)
 				}
-				for _, w := range tt.want {
-					if !strings.Contains(string(out), w) {
-						t.Errorf("client output lacks %q:\n%s", w, out)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 }
 
@@ -299,19 +297,17 @@ func TestClientsGiveUpOnASilentServer(t *testing.T) {
 			conns = append(conns, c)
 		}
 	}()
-	for _, example := range []string{"kvlog", "snapshot"} {
-		client := build(t, example+"/client")
-		start := time.Now()
-		out, err := exec.Command(client, "-addr", ln.Addr().String(), "-timeout", "1s").CombinedOutput()
-		if code := exitCode(t, err); code != 1 {
-			t.Errorf("%s client exited %d, want 1\n%s", example, code, out)
-		}
-		if !strings.Contains(string(out), "FAIL: gave up during PUT k1 v1: the run's time limit passed") {
-			t.Errorf("%s client output does not say it gave up:\n%s", example, out)
-		}
-		if took := time.Since(start); took > 5*time.Second {
-			t.Errorf("%s client took %v with -timeout 1s", example, took)
-		}
+	client := build(t, "kvclient")
+	start := time.Now()
+	out, err := exec.Command(client, "-addr", ln.Addr().String(), "-timeout", "1s").CombinedOutput()
+	if code := exitCode(t, err); code != 1 {
+		t.Errorf("client exited %d, want 1\n%s", code, out)
+	}
+	if !strings.Contains(string(out), "FAIL: gave up during PUT k1 v1: the run's time limit passed") {
+		t.Errorf("client output does not say it gave up:\n%s", out)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("client took %v with -timeout 1s", took)
 	}
 }
 

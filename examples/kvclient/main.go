@@ -1,4 +1,4 @@
-// Command client is the workload that checks the kvlog server. It writes distinct keys,
+// Command kvclient is the workload of both examples, kvlog and snapshot. It writes distinct keys,
 // remembers which writes the server acknowledged, reads every acknowledged key back and
 // exits 1 if one is missing or wrong. The server is crashed and restarted on purpose
 // while this runs, so refused dials and broken connections are expected and retried.
