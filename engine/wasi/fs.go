@@ -656,6 +656,16 @@ func dirAt(ctx context.Context, m api.Module, fd, ptr, n uint64) (*fdEntry, stri
 	return e, path, 0
 }
 
+// writableDirAt is dirAt for calls that change the file system: the
+// read-only /etc refuses them.
+func writableDirAt(ctx context.Context, m api.Module, fd, ptr, n uint64) (*fdEntry, string, errno.Errno) {
+	e, path, en := dirAt(ctx, m, fd, ptr, n)
+	if en == 0 && e.readonly {
+		en = errno.EROFS
+	}
+	return e, path, en
+}
+
 func pathOpen(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	p := proc(ctx)
 	dir, path, en := dirAt(ctx, m, s[0], s[2], s[3])
@@ -716,45 +726,33 @@ func pathFilestatGet(ctx context.Context, m api.Module, s []uint64) errno.Errno 
 }
 
 func pathFilestatSetTimes(ctx context.Context, m api.Module, s []uint64) errno.Errno {
-	dir, path, en := dirAt(ctx, m, s[0], s[2], s[3])
+	dir, path, en := writableDirAt(ctx, m, s[0], s[2], s[3])
 	if en != 0 {
 		return en
-	}
-	if dir.readonly {
-		return errno.EROFS
 	}
 	return dir.d.SetTimes(dir.h, path, uint32(s[1])&lookupFollow != 0, int64(s[4]), int64(s[5]), disk.TimeFlags(s[6]))
 }
 
 func pathCreateDirectory(ctx context.Context, m api.Module, s []uint64) errno.Errno {
-	dir, path, en := dirAt(ctx, m, s[0], s[1], s[2])
+	dir, path, en := writableDirAt(ctx, m, s[0], s[1], s[2])
 	if en != 0 {
 		return en
-	}
-	if dir.readonly {
-		return errno.EROFS
 	}
 	return dir.d.Mkdir(dir.h, path)
 }
 
 func pathRemoveDirectory(ctx context.Context, m api.Module, s []uint64) errno.Errno {
-	dir, path, en := dirAt(ctx, m, s[0], s[1], s[2])
+	dir, path, en := writableDirAt(ctx, m, s[0], s[1], s[2])
 	if en != 0 {
 		return en
-	}
-	if dir.readonly {
-		return errno.EROFS
 	}
 	return dir.d.Rmdir(dir.h, path)
 }
 
 func pathUnlinkFile(ctx context.Context, m api.Module, s []uint64) errno.Errno {
-	dir, path, en := dirAt(ctx, m, s[0], s[1], s[2])
+	dir, path, en := writableDirAt(ctx, m, s[0], s[1], s[2])
 	if en != 0 {
 		return en
-	}
-	if dir.readonly {
-		return errno.EROFS
 	}
 	return dir.d.Unlink(dir.h, path)
 }
@@ -783,12 +781,9 @@ func pathSymlink(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	if en != 0 {
 		return en
 	}
-	dir, path, en := dirAt(ctx, m, s[2], s[3], s[4])
+	dir, path, en := writableDirAt(ctx, m, s[2], s[3], s[4])
 	if en != 0 {
 		return en
-	}
-	if dir.readonly {
-		return errno.EROFS
 	}
 	return dir.d.Symlink(target, dir.h, path)
 }
