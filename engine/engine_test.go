@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/trace"
@@ -337,5 +339,39 @@ func TestColdRebuildGivesTheSameDigest(t *testing.T) {
 	}
 	if got.Digest != want.Digest {
 		t.Fatalf("cold rebuild: digest %s, warm: %s", got.Digest, want.Digest)
+	}
+}
+
+// links[] overrides the latency of one direction of one link; the first
+// matching entry wins.
+func TestLinksOverrideLatency(t *testing.T) {
+	rtts := func(js string) []time.Duration {
+		p := prepare(t, js)
+		r := twice(t, p, 3, nil)
+		var out []time.Duration
+		for _, l := range r.Lines {
+			var i int
+			var d time.Duration
+			var s string
+			if n, _ := fmt.Sscanf(l.Text, "echo %d rtt %s", &i, &s); n == 2 {
+				d, _ = time.ParseDuration(s)
+				out = append(out, d)
+			}
+		}
+		if len(out) != 5 {
+			t.Fatalf("want 5 round trips, got %v\n%s", out, output(r, ""))
+		}
+		return out
+	}
+	const base = `"net_overlay": true, "latency": ["1ms", "2ms"], "nodes": [{"name": "server", "pkg": "./echoserver"}], "workload": {"name": "client", "pkg": "./echoclient"}`
+	for _, d := range rtts(`{` + base + `}`) {
+		if d < 2*time.Millisecond || d > 4*time.Millisecond {
+			t.Fatalf("round trip %v outside 2-4ms for latency 1-2ms each way", d)
+		}
+	}
+	for _, d := range rtts(`{` + base + `, "links": [{"to": "server", "latency": ["40ms", "40ms"]}, {"to": "server", "latency": ["1s", "1s"]}]}`) {
+		if d < 41*time.Millisecond || d > 42*time.Millisecond {
+			t.Fatalf("round trip %v: want 40ms to the server plus 1-2ms back", d)
+		}
 	}
 }
