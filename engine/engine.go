@@ -170,7 +170,9 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 	for _, wp := range w.Programs() {
 		var art *build.Artifact
 		var err error
+		field := ".pkg"
 		if wp.Wasm != "" {
+			field = ".wasm"
 			art, err = e.builder.Load(ctx, wp.Name, wp.Wasm)
 		} else {
 			if e.opts.Progress != nil {
@@ -179,7 +181,8 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 			art, err = e.builder.Build(ctx, build.Request{Node: wp.Name, Pkg: wp.Pkg, Overlay: overlay})
 		}
 		if err != nil {
-			return nil, err
+			// Point at the line of the world file that names the program.
+			return nil, w.Errorf(wp.Path+field, "%v", err)
 		}
 		prog := &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path}
 		if _, _, err := e.module(ctx, prog, e.interruptible()); err != nil {
