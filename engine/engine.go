@@ -40,12 +40,6 @@ type Options struct {
 	Progress func(msg string)
 	// GoEnv is extra environment for the go command (tests use a fresh GOCACHE).
 	GoEnv []string
-	// Interruptible compiles guests with checks that let the watchdog stop a
-	// busy loop. They make guests about twice as slow, so by default the
-	// engine runs without them and switches to them for good the first time
-	// the watchdog finds a guest it cannot stop (that guest's goroutine is
-	// left spinning until the process exits).
-	Interruptible bool
 }
 
 // Engine holds what runs share: the wazero runtimes with their on-disk
@@ -56,9 +50,12 @@ type Engine struct {
 	builder *build.Builder
 	cc      wazero.CompilationCache
 
-	mu         sync.Mutex
+	mu sync.Mutex
+	// fast runs guests that carry build's loop budget, which lets the
+	// watchdog stop them. safe runs the rare module that could not be
+	// instrumented, with wazero's own termination checks: they make guests
+	// about twice as slow, and stopping a guest needs a free P.
 	fast, safe *runtimeSet
-	abandoned  atomic.Bool // a guest could not be stopped: run interruptible from now on
 }
 
 // runtimeSet is one wazero runtime and the modules compiled in it.
@@ -100,13 +97,12 @@ func (e *Engine) Close(ctx context.Context) error {
 	return e.cc.Close(ctx)
 }
 
-func (e *Engine) interruptible() bool { return e.opts.Interruptible || e.abandoned.Load() }
-
 // module returns the runtime to instantiate prog in and prog compiled there.
-func (e *Engine) module(ctx context.Context, prog *Program, interruptible bool) (wazero.Runtime, wazero.CompiledModule, error) {
+func (e *Engine) module(ctx context.Context, prog *Program) (wazero.Runtime, wazero.CompiledModule, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	set := &e.fast
+	interruptible := !prog.budget
 	if interruptible {
 		set = &e.safe
 	}
@@ -140,6 +136,7 @@ type Program struct {
 	Hash   string // sha256 of the merged wasm
 	Cached bool   // the build came from the cache
 	path   string // the merged wasm
+	budget bool   // it carries the loop budget (build.Instrument)
 }
 
 // Prepared is a world whose programs are built and compiled, ready to run
@@ -184,8 +181,12 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 			// Point at the line of the world file that names the program.
 			return nil, w.Errorf(wp.Path+field, "%v", err)
 		}
-		prog := &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path}
-		if _, _, err := e.module(ctx, prog, e.interruptible()); err != nil {
+		bin, err := os.ReadFile(art.Path)
+		if err != nil {
+			return nil, err
+		}
+		prog := &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path, budget: build.Instrumented(bin)}
+		if _, _, err := e.module(ctx, prog); err != nil {
 			return nil, err
 		}
 		p.Programs = append(p.Programs, prog)

@@ -148,26 +148,22 @@ func TestVerdicts(t *testing.T) {
 	}
 }
 
-// The watchdog stops a node that never yields. An interruptible engine can
-// stop it cleanly; the default one abandons it (tested in package sched).
+// The watchdog stops a node that never yields: the loop budget that every
+// guest carries gives the host control back inside the busy loop.
 func TestWatchdog(t *testing.T) {
-	e, err := New(context.Background(), Options{Interruptible: true})
-	if err != nil {
-		t.Fatal(err)
+	p := prepare(t, `{"watchdog": "300ms", "nodes": [{"name": "s", "pkg": "./spin"}], "workload": {"name": "c", "pkg": "./sleeper"}}`)
+	if !p.Programs[0].budget {
+		t.Fatal("the spin guest carries no loop budget")
 	}
-	defer e.Close(context.Background())
-	dir, _ := filepath.Abs("testdata/guests")
-	w, err := world.Parse([]byte(`{"watchdog": "300ms", "nodes": [{"name": "s", "pkg": "./spin"}], "workload": {"name": "c", "pkg": "./sleeper"}}`), filepath.Join(dir, "seedfall.json"), dir)
-	if err != nil {
-		t.Fatal(err)
+	for seed := uint64(1); seed <= 2; seed++ {
+		r := run(t, p, seed, nil) // real time decides when, so no digest comparison
+		if r.Passed || r.Class != ClassWatchdog || !strings.HasPrefix(r.Reason, "s#1 ran for more than 300ms of real time without yielding") {
+			t.Fatalf("got %v %q %q\n%s", r.Passed, r.Class, r.Reason, output(r, ""))
+		}
 	}
-	p, err := e.Prepare(context.Background(), w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := run(t, p, 1, nil) // real time decides when, so no digest comparison
-	if r.Passed || r.Class != ClassWatchdog || !strings.HasPrefix(r.Reason, "s#1 ran for more than 300ms of real time without yielding") {
-		t.Fatalf("got %v %q %q\n%s", r.Passed, r.Class, r.Reason, output(r, ""))
+	// The engine is still fine: the stopped guest left nothing behind.
+	if r := run(t, prepare(t, `{"nodes": [], "workload": {"name": "c", "pkg": "./exitcode", "args": ["0"]}}`), 1, nil); !r.Passed {
+		t.Fatalf("after the watchdog: %s %s", r.Class, r.Reason)
 	}
 }
 

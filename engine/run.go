@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"time"
 
@@ -273,29 +272,22 @@ func (r *runner) start(n *node) {
 // body runs on the process's goroutine while it holds the baton.
 func (n *node) body(wp *wasi.Process) {
 	r := n.r
-	e := r.p.e
-	safe := e.interruptible()
-	rt, compiled, err := e.module(r.ctx, n.prog, safe)
+	rt, compiled, err := r.p.e.module(r.ctx, n.prog)
 	if err != nil {
 		r.exited(n, 0, err)
 		return
 	}
 	ictx, cancel := context.WithCancel(r.ctx)
-	n.proc.Interrupt = func() bool {
-		if safe {
+	n.proc.Interrupt = func() {
+		wp.Interrupt()
+		if !n.prog.budget {
 			cancel()
-			return true
 		}
-		// The guest's goroutine keeps its P forever: give the rest of the
-		// process one more, and run interruptible guests from now on.
-		e.abandoned.Store(true)
-		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
-		return false
 	}
 	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), memoryAllocator())
 	cfg := wazero.NewModuleConfig().WithName(fmt.Sprintf("seedfall-%d", instanceIDs.Add(1))).WithStartFunctions("_start")
 	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
-	interrupted := ictx.Err() != nil
+	stopped := wp.Overdue() || ictx.Err() != nil
 	if mod != nil {
 		mod.Close(ctx)
 	}
@@ -305,11 +297,17 @@ func (n *node) body(wp *wasi.Process) {
 	}
 	wp.FlushOutput()
 	wp.Close()
+	if stopped {
+		// The scheduler reports the watchdog; the run ends here.
+		n.up = false
+		r.event(n, "stopped by the watchdog")
+		return
+	}
 	var ee *sys.ExitError
 	switch {
 	case err == nil:
 		r.exited(n, 0, nil)
-	case errors.As(err, &ee) && !interrupted:
+	case errors.As(err, &ee):
 		r.exited(n, ee.ExitCode(), nil)
 	default:
 		r.exited(n, 0, err)

@@ -49,10 +49,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	// One world is one goroutine group passing a baton: with idle Ps around,
 	// every handoff wakes another OS thread for nothing. Keep one P per
-	// world, plus one so that the watchdog can run while a guest spins (Go
-	// cannot preempt a goroutine that is executing compiled wasm).
-	if *parallel+1 < runtime.NumCPU() {
-		runtime.GOMAXPROCS(*parallel + 1)
+	// world. (A spinning guest still lets the watchdog run: its loop budget
+	// brings it back into Go code, where it can be preempted, every
+	// millisecond or so.)
+	if *parallel < runtime.NumCPU() {
+		runtime.GOMAXPROCS(*parallel)
 	}
 	ctx := context.Background()
 	s, err := open(ctx, *cfg, stderr)

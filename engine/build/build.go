@@ -206,9 +206,9 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 	if !bytes.HasPrefix(bin, wasmHeader[:4]) {
 		return nil, p.userErr("not a main package: a node's \"pkg\" must be a Go package named main with a func main")
 	}
-	merged, err := MergeData(bin)
+	merged, err := postProcess(bin)
 	if err != nil {
-		return nil, fmt.Errorf("build node %q: merging the data segments of the built module: %v", req.Node, err)
+		return nil, fmt.Errorf("build node %q: %v", req.Node, err)
 	}
 	hash, err := store(p.dest, merged)
 	if err != nil {
@@ -352,7 +352,7 @@ func (b *Builder) Load(ctx context.Context, node, wasmPath string) (*Artifact, e
 		art.Key, art.Cached, art.Took = key, true, time.Since(start)
 		return art, nil
 	}
-	merged, err := MergeData(bin)
+	merged, err := postProcess(bin)
 	if err != nil {
 		return nil, userErr("%s is not a valid WebAssembly module: %v", abs, err)
 	}
@@ -606,4 +606,24 @@ func mkTemp(cache, prefix string) (string, error) {
 
 func cacheErr(err error) error {
 	return fmt.Errorf("seedfall cache: %v; make it writable or point SEEDFALL_CACHE at a writable directory", err)
+}
+
+// postProcess prepares a module for seedfall: its data segments merged, so
+// that instantiation is fast, and its loops given a budget, so that the
+// watchdog can stop it (see Instrument). A well-formed module that cannot be
+// instrumented is kept without the budget; the engine runs it in a slower
+// runtime that can still interrupt it.
+func postProcess(bin []byte) ([]byte, error) {
+	merged, err := MergeData(bin)
+	if err != nil {
+		return nil, fmt.Errorf("merging data segments: %w", err)
+	}
+	inst, err := Instrument(merged)
+	if errors.Is(err, errUnsupported) {
+		return merged, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("adding the loop budget: %w", err)
+	}
+	return inst, nil
 }

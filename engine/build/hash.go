@@ -15,8 +15,9 @@ import (
 )
 
 // keyVersion changes whenever the way an artifact is produced changes (build
-// flags, MergeData), so that old cache entries are never mistaken for new.
-const keyVersion = "seedfall-build-v1"
+// flags, MergeData, Instrument), so that old cache entries are never
+// mistaken for new.
+const keyVersion = "seedfall-build-v2"
 
 // hashTree writes the content of the module rooted at root into h: every
 // regular file in lexical order as its slash path, size and bytes. Hidden

@@ -42,10 +42,8 @@ type Proc struct {
 	body    func(p *Proc)
 
 	// Interrupt, if set, is called from another goroutine when the watchdog
-	// finds the process running too long. It returns true if it will make
-	// the body return; false abandons the process: Run returns at once and
-	// leaves its goroutine running.
-	Interrupt func() bool
+	// finds the process running too long; it must make the body return.
+	Interrupt func()
 }
 
 // State reports the process's state.
@@ -69,12 +67,11 @@ type Sched struct {
 	running   atomic.Pointer[Proc]
 	stepStart atomic.Int64 // wall ns at which running got the baton
 	overdue   atomic.Pointer[Proc]
-	abandon   chan struct{}
 }
 
 // New returns a scheduler at virtual time 0 drawing its choices from r.
 func New(r rng.Stream) *Sched {
-	return &Sched{yield: make(chan *Proc), rng: r, abandon: make(chan struct{})}
+	return &Sched{yield: make(chan *Proc), rng: r}
 }
 
 // Now is the current virtual time in nanoseconds since the start of the run.
@@ -244,12 +241,7 @@ func (s *Sched) Run(opt Options) Outcome {
 			s.running.Store(p)
 		}
 		p.resume <- false
-		select {
-		case <-s.yield:
-		case <-s.abandon:
-			s.remove(p) // its goroutine runs on; nothing waits for it
-			return Watchdog
-		}
+		<-s.yield
 		if opt.Watchdog > 0 {
 			s.running.Store(nil)
 			if s.overdue.Load() == p {
@@ -289,8 +281,8 @@ func (s *Sched) watch(limit time.Duration, done chan struct{}) {
 			if p == nil || time.Now().UnixNano()-s.stepStart.Load() < int64(limit) {
 				continue
 			}
-			if s.overdue.CompareAndSwap(nil, p) && (p.Interrupt == nil || !p.Interrupt()) {
-				close(s.abandon)
+			if s.overdue.CompareAndSwap(nil, p) && p.Interrupt != nil {
+				p.Interrupt()
 			}
 		}
 	}

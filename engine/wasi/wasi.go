@@ -12,11 +12,13 @@ package wasi
 import (
 	"context"
 	"encoding/binary"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/seedfall/seedfall/engine/build"
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/errno"
 	"github.com/seedfall/seedfall/engine/netsim"
@@ -59,7 +61,15 @@ type Process struct {
 	exitCode uint32
 	exited   bool
 	killed   bool
+	overdue  atomic.Bool
 }
+
+// Interrupt asks the process to stop at its next loop budget check: the
+// watchdog found it running too long. It is safe to call from any goroutine.
+func (p *Process) Interrupt() { p.overdue.Store(true) }
+
+// Overdue reports whether the process was stopped by Interrupt.
+func (p *Process) Overdue() bool { return p.overdue.Load() }
 
 // Killed reports whether the process was killed while it waited.
 func (p *Process) Killed() bool { return p.killed }
@@ -283,6 +293,18 @@ func randomGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 
 func schedYield(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	p := proc(ctx)
+	// A guest instrumented by engine/build calls sched_yield when its loop
+	// budget runs out: give it a new budget, and stop it if the watchdog
+	// says so. This is not a scheduling point: it happens at the same place
+	// in every run, but changes nothing the guest can see.
+	if g, ok := m.ExportedGlobal(build.BudgetGlobal).(api.MutableGlobal); ok && uint32(g.Get()) == 0 {
+		g.Set(build.LoopBudget)
+		if p.overdue.Load() {
+			_ = m.CloseWithExitCode(ctx, ExitKilled)
+			panic(sys.NewExitError(ExitKilled))
+		}
+		return 0
+	}
 	if p.Proc.Yield() {
 		p.killed = true
 		kill(ctx, m)
