@@ -179,7 +179,7 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 		}
 		if err != nil {
 			// Point at the line of the world file that names the program.
-			return nil, w.Errorf(wp.Path+field, "%v", err)
+			return nil, w.Errorf(wp.Path+field, "%v%s", err, didYouMean(w.Dir, wp.Pkg+wp.Wasm))
 		}
 		bin, err := os.ReadFile(art.Path)
 		if err != nil {
@@ -192,6 +192,25 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 		p.Programs = append(p.Programs, prog)
 	}
 	return p, nil
+}
+
+// didYouMean suggests a sibling of a program path that does not exist.
+func didYouMean(dir, path string) string {
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		return ""
+	}
+	ents, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		return ""
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if s := world.Suggest(filepath.Base(path), names); s != "" {
+		return fmt.Sprintf(" (did you mean %s?)", rel(dir, filepath.Join(filepath.Dir(path), s)))
+	}
+	return ""
 }
 
 func rel(dir, path string) string {

@@ -19,8 +19,8 @@ func Enabled() bool { return os.Getenv("SEEDFALL") == "1" }
 func Node() string { return os.Getenv("SEEDFALL_NODE") }
 
 // SetupComplete tells seedfall that the node finished starting up (listening,
-// recovered its data, ...). seedfall holds back faults and the workload until
-// setup is complete, so a program should call it once it is ready to serve.
+// recovered its data, ...). seedfall records it in the run's trace; with
+// "faults_after_setup" (not built yet) it will hold back faults until then.
 // Outside seedfall it does nothing.
 func SetupComplete() {
 	if Enabled() {

@@ -106,7 +106,19 @@ func (s *session) loadSchedule(path string, seed uint64) (*faults.Schedule, stri
 	if sch.Seed != seed {
 		return nil, "", fmt.Errorf("%s holds the schedule of seed %d, not seed %d", path, sch.Seed, seed)
 	}
-	return sch, path, nil
+	return sch, displayPath(path), nil
+}
+
+// displayPath shortens a path under the working directory to a relative one.
+func displayPath(path string) string {
+	wd, err := os.Getwd()
+	if err != nil || !filepath.IsAbs(path) {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
 }
 
 // parseSeeds reads "7", "1-500" or "2-3,9".
@@ -224,4 +236,12 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	found := false
 	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
 	return found
+}
+
+// plural writes "1 fault", "3 faults".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -38,7 +38,7 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 		writeJSON(stdout, res, from)
 	} else {
 		if from != "" {
-			fmt.Fprintf(stdout, "seed %d, %d faults from %s\n", *seed, len(sch.Faults), from)
+			fmt.Fprintf(stdout, "seed %d, %s from %s\n", *seed, plural(len(sch.Faults), "fault"), from)
 		} else {
 			fmt.Fprintf(stdout, "seed %d, faults drawn from the seed\n", *seed)
 		}

@@ -112,7 +112,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			if path, err := s.saveSchedule(res); err != nil {
 				fmt.Fprintf(stderr, "seedfall: could not save the schedule of seed %d: %v\n", res.Seed, err)
 			} else {
-				schedule = path
+				schedule = displayPath(path)
 			}
 		}
 		if progress {

@@ -44,7 +44,7 @@ func (w *World) checkLinks() error {
 			}
 			path := fmt.Sprintf("links[%d].%s", i, end.key)
 			msg := fmt.Sprintf("no program is named %q", end.name)
-			if s := suggest(end.name, names); s != "" {
+			if s := Suggest(end.name, names); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			} else {
 				msg += "; the programs are " + strings.Join(names, ", ")

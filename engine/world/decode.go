@@ -103,7 +103,7 @@ func (d *decoder) object(v *value, path string, known []string) ([]member, error
 			continue
 		}
 		msg := "unknown field"
-		if s := suggest(m.key, known); s != "" {
+		if s := Suggest(m.key, known); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		} else if len(known) <= 10 {
 			msg += "; valid fields are " + strings.Join(known, ", ")
@@ -261,7 +261,7 @@ func enum[E ~string](d *decoder, v *value, path, what string, valid []E) (E, err
 			return e, nil
 		}
 	}
-	if sug := suggest(s, names); sug != "" {
+	if sug := Suggest(s, names); sug != "" {
 		return "", d.errAt(v, path, "unknown %s %q (did you mean %q?)", what, s, sug)
 	}
 	return "", d.errAt(v, path, "unknown %s %q; want %s", what, s, oneOf(names))

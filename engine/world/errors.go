@@ -28,10 +28,10 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// suggest returns the candidate nearest to word by edit distance, or "" when
+// Suggest returns the candidate nearest to word by edit distance, or "" when
 // none is close enough to be a plausible typo. Ties go to the earlier
 // candidate, so the answer does not depend on anything but the list order.
-func suggest(word string, candidates []string) string {
+func Suggest(word string, candidates []string) string {
 	lw := strings.ToLower(word)
 	limit := max(1, len(lw)/3)
 	best, bestD := "", limit+1
