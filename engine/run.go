@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -101,7 +102,11 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		faultsOn: true,
 	}
 	if w.NetOverlay {
-		r.net = netsim.New(netsim.Config{Now: r.s.Now, Latency: r.latency})
+		var buf []byte
+		r.net = netsim.New(netsim.Config{Now: r.s.Now, Latency: r.latency, Trace: func(e netsim.Event) {
+			buf = appendNetEvent(buf[:0], e)
+			r.tr.Fold(buf)
+		}})
 	}
 	for i, prog := range p.Programs {
 		n := &node{r: r, prog: prog, host: i, rst: rng.ForName(opt.Seed, "restart", prog.Name)}
@@ -177,7 +182,11 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	res.SimNs = r.s.Now()
 	res.Steps = r.s.Steps()
 	res.Lines = r.tr.Lines()
-	res.Digest = r.tr.Digest(fmt.Sprintf("verdict passed=%v class=%s reason=%s at=%d steps=%d\n", res.Passed, res.Class, res.Reason, res.SimNs, res.Steps))
+	summary := fmt.Sprintf("verdict passed=%v class=%s reason=%s at=%d steps=%d\n", res.Passed, res.Class, res.Reason, res.SimNs, res.Steps)
+	for _, n := range r.nodes {
+		summary += fmt.Sprintf("%s disk ops=%d reads=%d\n", n.prog.Name, n.disk.Ops(), n.disk.Reads())
+	}
+	res.Digest = r.tr.Digest(summary)
 	dur := w.Duration
 	if sch != nil && sch.Duration > 0 {
 		dur = sch.Duration
@@ -444,6 +453,18 @@ func (r *runner) fail(class string, n *node, reason string) {
 		r.res.Node = n.prog.Name
 	}
 	r.s.Stop()
+}
+
+// appendNetEvent encodes a network event for the digest: cheaper than
+// formatting it, and just as exact.
+func appendNetEvent(b []byte, e netsim.Event) []byte {
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.At))
+	b = append(b, e.Kind...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(e.Host))
+	b, _ = e.Local.AppendBinary(b)
+	b, _ = e.Remote.AppendBinary(b)
+	b = binary.LittleEndian.AppendUint64(b, uint64(e.Bytes))
+	return binary.LittleEndian.AppendUint64(b, uint64(e.Arrive))
 }
 
 func firstLine(s string) string {

@@ -103,6 +103,12 @@ func (t *Trace) Add(l Line) {
 	t.h.Write(t.buf)
 }
 
+// Fold adds an event that is part of the run but not of its printed lines,
+// such as a network segment, to the digest only.
+func (t *Trace) Fold(b []byte) {
+	t.h.Write(b)
+}
+
 // Lines returns every line so far. The slice must not be modified.
 func (t *Trace) Lines() []Line { return t.lines }
 
