@@ -371,3 +371,16 @@ func TestLinksOverrideLatency(t *testing.T) {
 		}
 	}
 }
+
+// A schedule's duration is the replay's horizon.
+func TestReplayHonoursTheScheduleDuration(t *testing.T) {
+	p := prepare(t, `{"duration": "10s", "nodes": [], "workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "200"]}}`)
+	full := twice(t, p, 1, nil)
+	if full.SimNs != 10e9 || full.Reason != "hit the time horizon" {
+		t.Fatalf("full run ended at %v: %s", full.SimNs, full.Reason)
+	}
+	short := twice(t, p, 1, &faults.Schedule{Seed: 1, Duration: 2 * time.Second})
+	if short.SimNs != 2e9 || short.Reason != "hit the time horizon" || short.Schedule.Duration != 2*time.Second {
+		t.Fatalf("replay with a 2s schedule ended at %v: %s", short.SimNs, short.Reason)
+	}
+}

@@ -68,7 +68,6 @@ type runner struct {
 	net   *netsim.Network
 	netR  rng.Stream
 	nodes []*node
-	hosts []byte
 
 	faultsOn bool
 	applied  []faults.Fault
@@ -125,17 +124,23 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, n := range r.nodes {
-			n.etc = disk.New(disk.Options{Now: r.wallNow})
-			for _, name := range []string{"hosts", "nsswitch.conf"} {
-				if err := n.etc.WriteFile(name, etc[name]); err != nil {
-					return nil, err
-				}
+		// One /etc serves every node: the WASI layer keeps it read-only.
+		shared := disk.New(disk.Options{Now: r.wallNow})
+		for _, name := range []string{"hosts", "nsswitch.conf"} {
+			if err := shared.WriteFile(name, etc[name]); err != nil {
+				return nil, err
 			}
+		}
+		for _, n := range r.nodes {
+			n.etc = shared
 		}
 	}
 
 	sch := opt.Schedule
+	horizon := w.Duration
+	if sch != nil && sch.Duration > 0 {
+		horizon = sch.Duration // a replay runs as long as the schedule says
+	}
 	var planned []faults.Fault
 	if sch != nil {
 		planned = sch.Faults
@@ -157,7 +162,7 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 			r.start(n)
 		}
 	}
-	out := r.s.Run(sched.Options{Until: int64(w.Duration), Watchdog: w.Watchdog})
+	out := r.s.Run(sched.Options{Until: int64(horizon), Watchdog: w.Watchdog})
 	switch {
 	case out == sched.Watchdog:
 		n := r.byProc(r.s.Overdue())
@@ -187,11 +192,7 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		summary += fmt.Sprintf("%s disk ops=%d reads=%d\n", n.prog.Name, n.disk.Ops(), n.disk.Reads())
 	}
 	res.Digest = r.tr.Digest(summary)
-	dur := w.Duration
-	if sch != nil && sch.Duration > 0 {
-		dur = sch.Duration
-	}
-	res.Schedule = &faults.Schedule{Seed: opt.Seed, Duration: dur, Faults: r.applied}
+	res.Schedule = &faults.Schedule{Seed: opt.Seed, Duration: horizon, Faults: r.applied}
 	res.WallNs = int64(time.Since(start))
 	return res, nil
 }
@@ -393,7 +394,7 @@ func (r *runner) workloadsDone() {
 			r.start(n)
 		}
 	}
-	r.s.ExtendHorizon(r.s.Now() + int64(r.w.Duration))
+	r.s.ExtendHorizon(r.s.Now() + int64(r.w.Duration)) // the check gets a duration of its own
 	r.start(f)
 }
 
