@@ -61,7 +61,7 @@ type Engine struct {
 // runtimeSet is one wazero runtime and the modules compiled in it.
 type runtimeSet struct {
 	rt   wazero.Runtime
-	mods map[string]wazero.CompiledModule
+	mods map[string]*compiled // by the wasm's hash
 }
 
 var instanceIDs atomic.Uint64
@@ -98,9 +98,9 @@ func (e *Engine) Close(ctx context.Context) error {
 }
 
 // module returns the runtime to instantiate prog in and prog compiled there.
+// Different programs compile at the same time; the same program once.
 func (e *Engine) module(ctx context.Context, prog *Program) (wazero.Runtime, wazero.CompiledModule, error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	set := &e.fast
 	interruptible := !prog.budget
 	if interruptible {
@@ -110,24 +110,36 @@ func (e *Engine) module(ctx context.Context, prog *Program) (wazero.Runtime, waz
 		cfg := wazero.NewRuntimeConfigCompiler().WithCompilationCache(e.cc).WithCloseOnContextDone(interruptible)
 		rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 		if err := wasi.Instantiate(ctx, rt); err != nil {
+			e.mu.Unlock()
 			rt.Close(ctx)
 			return nil, nil, err
 		}
-		*set = &runtimeSet{rt: rt, mods: map[string]wazero.CompiledModule{}}
+		*set = &runtimeSet{rt: rt, mods: map[string]*compiled{}}
 	}
-	if m, ok := (*set).mods[prog.Hash]; ok {
-		return (*set).rt, m, nil
+	rs := *set
+	c, ok := rs.mods[prog.Hash]
+	if !ok {
+		c = &compiled{}
+		rs.mods[prog.Hash] = c
 	}
-	bin, err := os.ReadFile(prog.path)
-	if err != nil {
-		return nil, nil, err
-	}
-	m, err := (*set).rt.CompileModule(ctx, bin)
-	if err != nil {
-		return nil, nil, fmt.Errorf("node %q: compiling %s: %w", prog.Name, prog.path, err)
-	}
-	(*set).mods[prog.Hash] = m
-	return (*set).rt, m, nil
+	e.mu.Unlock()
+	c.once.Do(func() {
+		bin, err := os.ReadFile(prog.path)
+		if err == nil {
+			c.m, err = rs.rt.CompileModule(ctx, bin)
+		}
+		if err != nil {
+			c.err = fmt.Errorf("node %q: compiling %s: %w", prog.Name, prog.path, err)
+		}
+	})
+	return rs.rt, c.m, c.err
+}
+
+// compiled is one module compiled in a runtime, or the error compiling it.
+type compiled struct {
+	once sync.Once
+	m    wazero.CompiledModule
+	err  error
 }
 
 // Program is one built and compiled program of a prepared world.
@@ -185,11 +197,24 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 		if err != nil {
 			return nil, err
 		}
-		prog := &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path, budget: build.Instrumented(bin)}
-		if _, _, err := e.module(ctx, prog); err != nil {
+		p.Programs = append(p.Programs, &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path, budget: build.Instrumented(bin)})
+	}
+	// Compiling (or loading from the compilation cache) is the slow part of
+	// a cached start: do the programs side by side.
+	errs := make([]error, len(p.Programs))
+	var wg sync.WaitGroup
+	for i, prog := range p.Programs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _, errs[i] = e.module(ctx, prog)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return nil, err
 		}
-		p.Programs = append(p.Programs, prog)
 	}
 	return p, nil
 }
