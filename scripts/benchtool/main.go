@@ -42,7 +42,7 @@ func main() {
 	trivial := filepath.Join(*root, "scripts/benchtool/trivial/seedfall.json")
 	example := filepath.Join(*root, "examples/kvlog/seedfall.fixed.json")
 	fmt.Printf("seedfall benchmark, %s, %d cores, %s\n\n", runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
-	fmt.Printf("%-44s %12s %12s %12s\n", "", "seeds/s", "sim/wall", "steps/s")
+	fmt.Printf("%-40s %9s %9s %10s %10s\n", "", "seeds/s", "per core", "sim/wall", "steps/s")
 
 	var firstCold, firstWarmGo time.Duration
 	if *cold {
@@ -68,20 +68,22 @@ func main() {
 			busy += r.WallNs
 			steps += r.Steps
 		}
-		fmt.Printf("%-44s %12.0f %11.0fx %12.0f\n", name, float64(len(rs))/wall.Seconds(), float64(sim)/float64(busy), float64(steps)/(float64(busy)/1e9))
+		fmt.Printf("%-40s %9.0f %9.0f %9.0fx %10.0f\n", name, float64(len(rs))/wall.Seconds(), float64(len(rs))/(float64(busy)/1e9),
+			float64(sim)/float64(busy), float64(steps)/(float64(busy)/1e9))
 	}
 	row("trivial 3-node world, 1 core", trivial, 1)
 	row(fmt.Sprintf("trivial 3-node world, %d cores", runtime.NumCPU()), trivial, runtime.NumCPU())
 	row("examples/kvlog (fixed), 1 core", example, 1)
 	row(fmt.Sprintf("examples/kvlog (fixed), %d cores", runtime.NumCPU()), example, runtime.NumCPU())
 
-	fmt.Printf("\n%-44s %12s\n", "one seed of examples/kvlog, end to end", "wall")
+	fmt.Printf("\n%-40s %9s\n", "one seed of examples/kvlog, end to end", "wall")
 	if *cold {
-		fmt.Printf("%-44s %12s\n", "first run, empty Go and seedfall caches", firstCold.Round(time.Millisecond))
+		fmt.Printf("%-40s %9s\n", "first run, empty Go and seedfall caches", firstCold.Round(time.Millisecond))
 	}
-	fmt.Printf("%-44s %12s\n", "first run, empty seedfall cache", firstWarmGo.Round(time.Millisecond))
-	fmt.Printf("%-44s %12s\n", "cached run", cached.Round(time.Millisecond))
-	fmt.Println("\nsim/wall: virtual time over the real time the runs took, per core.")
+	fmt.Printf("%-40s %9s\n", "first run, empty seedfall cache", firstWarmGo.Round(time.Millisecond))
+	fmt.Printf("%-40s %9s\n", "cached run", cached.Round(time.Millisecond))
+	fmt.Println("\nseeds/s: a whole `seedfall run -seeds 1-N` sweep, start-up included.")
+	fmt.Println("per core, sim/wall, steps/s: over the real time the runs themselves took.")
 }
 
 // timed runs one seedfall command and returns its wall time.
