@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -239,8 +240,12 @@ func didYouMean(dir, path string) string {
 }
 
 func rel(dir, path string) string {
-	if r, err := filepath.Rel(dir, path); err == nil {
-		return "./" + filepath.ToSlash(r)
+	r, err := filepath.Rel(dir, path)
+	switch {
+	case err != nil:
+		return path
+	case strings.HasPrefix(r, ".."):
+		return filepath.ToSlash(r)
 	}
-	return path
+	return "./" + filepath.ToSlash(r)
 }

@@ -91,6 +91,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	// Print in seed order, whatever order the workers finish in.
 	progress := isTerminal(stderr) && !*asJSON && len(list) > 1
 	passed, failed := 0, 0
+	var shown time.Time
 	var failedSeeds []uint64
 	var firstErr error
 	for i := range list {
@@ -115,8 +116,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 				schedule = displayPath(path)
 			}
 		}
-		if progress {
-			fmt.Fprint(stderr, "\r\033[K")
+		if progress && (!res.Passed || *asJSON) {
+			fmt.Fprint(stderr, "\r\033[K") // the line about to be printed replaces it
 		}
 		switch {
 		case *asJSON:
@@ -129,9 +130,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			// Past the first few, one line each keeps a long sweep readable.
 			fmt.Fprintf(stdout, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)
 		}
-		if progress {
+		if progress && (time.Since(shown) > 100*time.Millisecond || i+1 == len(list)) {
+			shown = time.Now()
 			el := time.Since(start).Seconds()
-			fmt.Fprintf(stderr, "%d/%d seeds, %.0f seeds/s, %d failed", i+1, len(list), float64(i+1)/el, failed)
+			fmt.Fprintf(stderr, "\r\033[K%d/%d seeds, %.0f seeds/s, %d failed", i+1, len(list), float64(i+1)/el, failed)
 		}
 	}
 	wg.Wait()
