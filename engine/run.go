@@ -275,24 +275,28 @@ func (r *runner) start(n *node) {
 	}
 	n.wp = wp
 	r.event(n, "start")
-	n.proc = r.s.Go(n.label(), func(p *sched.Proc) { n.body(wp) })
+	ictx, cancel := context.WithCancel(r.ctx)
+	n.proc = r.s.Go(n.label(), func(p *sched.Proc) { n.body(ictx, cancel, wp) })
 	wp.Proc = n.proc
+	// Set before the process first runs: the watchdog reads it from its
+	// own goroutine.
+	budget := n.prog.budget
+	n.proc.Interrupt = func() {
+		wp.Interrupt()
+		if !budget {
+			cancel()
+		}
+	}
 }
 
 // body runs on the process's goroutine while it holds the baton.
-func (n *node) body(wp *wasi.Process) {
+func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Process) {
 	r := n.r
+	defer cancel()
 	rt, compiled, err := r.p.e.module(r.ctx, n.prog)
 	if err != nil {
 		r.exited(n, 0, err)
 		return
-	}
-	ictx, cancel := context.WithCancel(r.ctx)
-	n.proc.Interrupt = func() {
-		wp.Interrupt()
-		if !n.prog.budget {
-			cancel()
-		}
 	}
 	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), memoryAllocator())
 	cfg := wazero.NewModuleConfig().WithName(fmt.Sprintf("seedfall-%d", instanceIDs.Add(1))).WithStartFunctions("_start")
@@ -301,7 +305,6 @@ func (n *node) body(wp *wasi.Process) {
 	if mod != nil {
 		mod.Close(ctx)
 	}
-	cancel()
 	if n.crash || wp.Killed() {
 		return // killed by a crash or at the end of the run: nothing to decide
 	}
