@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -63,15 +64,15 @@ func digestOf(ts *testscript.TestScript, file string) string {
 	return m[1]
 }
 
-var goEnvCache map[string]string
-
-func goEnv(k string) string {
-	if goEnvCache == nil {
-		out, err := execOutput("go", "env", "-json")
-		if err != nil {
-			panic(fmt.Sprintf("go env: %v", err))
-		}
-		json.Unmarshal(out, &goEnvCache)
+// goEnv reads `go env` once: scripts set up in parallel.
+var goEnvOnce = sync.OnceValue(func() map[string]string {
+	out, err := execOutput("go", "env", "-json")
+	if err != nil {
+		panic(fmt.Sprintf("go env: %v", err))
 	}
-	return goEnvCache[k]
-}
+	m := map[string]string{}
+	json.Unmarshal(out, &m)
+	return m
+})
+
+func goEnv(k string) string { return goEnvOnce()[k] }
