@@ -14,10 +14,17 @@ const (
 	segRST
 )
 
+func (k segKind) String() string {
+	return [...]string{"data", "fin", "rst"}[k]
+}
+
 // segment is what travels one direction of a connection. Segments of one
 // direction arrive in order: at never decreases along a Conn's in queue.
+// Segments held by a network fault have at == held and form the queue's
+// tail; lat keeps their latency draw, so that the release costs no draw.
 type segment struct {
 	at   int64
+	lat  int64
 	kind segKind
 	data []byte
 }
@@ -34,12 +41,13 @@ type Conn struct {
 	// and the answer (SYN-ACK or RST) comes back at replyAt.
 	dialed            bool
 	dstHost           int
-	synAt, replyAt    int64
+	synAt, replyAt    int64 // held while a fault holds the SYN or the SYN-ACK
+	synLat, replyLat  int64 // their latency draws, kept for the release
 	resolved, refused bool
 
 	in      []segment // arrived and in-flight segments, oldest first
 	inBytes int       // data bytes in in: the peer's share of the Window
-	lastIn  int64     // arrival time of the latest segment sent to this end
+	lastIn  int64     // arrival time of the latest segment sent to this end that is not held
 	rstAt   int64     // arrival time of the RST queued in in, or -1
 	rstErr  errno.Errno
 	finIn   bool // a FIN was queued before any RST
@@ -74,8 +82,8 @@ func (c *Conn) replyAtIfDialing() int64 {
 	return 0
 }
 
-func (c *Conn) pushRst(at int64) {
-	c.in = append(c.in, segment{at: at, kind: segRST})
+func (c *Conn) pushRst(at, lat int64) {
+	c.in = append(c.in, segment{at: at, lat: lat, kind: segRST})
 	c.rstAt = at
 	c.rstErr = errno.ECONNRESET
 	if c.finIn {
@@ -86,23 +94,32 @@ func (c *Conn) pushRst(at int64) {
 
 // schedule draws the latency of one segment sent from one end to the other at
 // time t and returns its arrival, never before the previous segment of that
-// direction.
-func (n *Network) schedule(from, to *Conn, t int64) int64 {
-	at := max(t+n.draw(from.host, to.host), to.lastIn)
+// direction, plus the delay of any slow clog on the link. The arrival is held
+// when t is, when a fault holds the link, or when earlier segments of the
+// direction are held (order is kept).
+func (n *Network) schedule(from, to *Conn, t int64) (at, lat int64) {
+	lat = n.draw(from.host, to.host)
+	if t >= held || n.link(from.host, to.host).holds() || to.heldTail() {
+		return held, lat
+	}
+	at = max(t+lat+n.link(from.host, to.host).delay, to.lastIn)
 	to.lastIn = at
-	return at
+	return at, lat
 }
+
+// heldTail reports whether segments sent to c are held.
+func (c *Conn) heldTail() bool { return len(c.in) > 0 && c.in[len(c.in)-1].at >= held }
 
 // sendCtl sends a FIN or an RST from one end to the other at time t.
 func (n *Network) sendCtl(from, to *Conn, kind segKind, t int64) {
-	at := n.schedule(from, to, t)
-	ev := Event{At: n.now(), Host: from.host, Local: from.local, Remote: from.remote, Arrive: at}
+	at, lat := n.schedule(from, to, t)
+	ev := Event{At: n.now(), Host: from.host, Local: from.local, Remote: from.remote, Arrive: arrive(at)}
 	if kind == segFIN {
-		to.in = append(to.in, segment{at: at, kind: segFIN})
+		to.in = append(to.in, segment{at: at, lat: lat, kind: segFIN})
 		to.finIn = true
 		ev.Kind = EvFIN
 	} else {
-		to.pushRst(at)
+		to.pushRst(at, lat)
 		from.rstSent = true
 		ev.Kind = EvRST
 	}
@@ -197,9 +214,10 @@ func (c *Conn) Write(p []byte) (int, errno.Errno) {
 		// the data reaches it; a dead or reset peer has already sent one.
 		ev := Event{At: now, Kind: EvData, Host: c.host, Local: c.local, Remote: c.remote, Bytes: len(p)}
 		if peer.closed && !peer.rstSent && c.takesControl() {
-			ev.Arrive = c.n.schedule(c, peer, now)
+			at, _ := c.n.schedule(c, peer, now)
+			ev.Arrive = arrive(at)
 			c.n.emit(ev)
-			c.n.sendCtl(peer, c, segRST, ev.Arrive)
+			c.n.sendCtl(peer, c, segRST, at)
 		} else {
 			c.n.emit(ev)
 		}
@@ -211,10 +229,10 @@ func (c *Conn) Write(p []byte) (int, errno.Errno) {
 	}
 	for off := 0; off < room; off += SegmentSize {
 		chunk := p[off:min(off+SegmentSize, room)]
-		at := c.n.schedule(c, peer, now)
-		peer.in = append(peer.in, segment{at: at, kind: segData, data: append([]byte(nil), chunk...)})
+		at, lat := c.n.schedule(c, peer, now)
+		peer.in = append(peer.in, segment{at: at, lat: lat, kind: segData, data: append([]byte(nil), chunk...)})
 		peer.inBytes += len(chunk)
-		c.n.emit(Event{At: now, Kind: EvData, Host: c.host, Local: c.local, Remote: c.remote, Bytes: len(chunk), Arrive: at})
+		c.n.emit(Event{At: now, Kind: EvData, Host: c.host, Local: c.local, Remote: c.remote, Bytes: len(chunk), Arrive: arrive(at)})
 	}
 	return room, 0
 }
@@ -295,23 +313,24 @@ func (c *Conn) Close() {
 }
 
 // ReadableAt returns the virtual time from which Read stops returning EAGAIN:
-// now if it already does, -1 if that depends on another node's action.
+// now if it already does, -1 if that depends on another node's action or on
+// a network fault lifting (see "Held traffic" in the package doc).
 func (c *Conn) ReadableAt() int64 {
 	now := c.n.advance()
 	switch {
 	case c.closed || c.rdShut:
 		return now
 	case c.dialed && !c.resolved:
-		if c.n.findListener(c.dstHost, c.remote) == nil {
-			return max(c.replyAt, now) // will be refused
+		if c.synAt < held && (c.n.findListener(c.dstHost, c.remote) == nil || c.n.refuses(c.host, c.dstHost)) {
+			return known(c.replyAt, now) // will be refused
 		}
 	case c.refused:
-		return max(c.replyAt, now)
+		return known(c.replyAt, now)
 	}
 	if len(c.in) == 0 {
 		return -1
 	}
-	return max(c.in[0].at, now)
+	return known(c.in[0].at, now)
 }
 
 // WritableAt returns the virtual time from which Write stops returning
@@ -324,7 +343,7 @@ func (c *Conn) WritableAt() int64 {
 	case c.closed || c.wrShut:
 		return now
 	case !c.established(now):
-		return max(c.replyAt, now)
+		return known(c.replyAt, now)
 	case c.rstAt >= 0 && c.rstAt <= now:
 		return now
 	case !c.peer.takesData() || c.peer.inBytes < Window:

@@ -46,8 +46,8 @@ func (l *Listener) ReadableAt() int64 {
 		return now
 	}
 	for _, c := range l.n.pending {
-		if c.dstHost == l.host && l.n.findListener(c.dstHost, c.remote) == l {
-			return c.synAt
+		if c.dstHost == l.host && l.n.findListener(c.dstHost, c.remote) == l && !l.n.refuses(c.host, c.dstHost) {
+			return known(c.synAt, now)
 		}
 	}
 	return -1

@@ -73,6 +73,11 @@ type Network struct {
 	// by (synAt, id) so that they resolve in a deterministic order.
 	pending []*Conn
 	nextID  uint64
+
+	// Network faults: the partition in force (nil: none) and the clogs.
+	groups   [][]int
+	clogs    []*clog
+	nextClog ClogID
 }
 
 type host struct {
@@ -81,6 +86,7 @@ type host struct {
 	nextPort  int
 	listeners []*Listener
 	conns     []*Conn // open connections, in creation order
+	faultFree bool    // partitions and clogs never touch its links
 }
 
 // New returns an empty network.
@@ -129,10 +135,13 @@ func (n *Network) advance() int64 {
 
 // arriveSYN decides a handshake with the state of the world at the SYN's
 // arrival: a listener then accepts it, no listener refuses it.
+//
+// A partition or a stop clog either way refuses it. (A jam cannot be in force
+// here: relink holds every SYN still travelling when a jam begins.)
 func (n *Network) arriveSYN(c *Conn) {
 	c.resolved = true
 	l := n.findListener(c.dstHost, c.remote)
-	if l == nil {
+	if l == nil || n.refuses(c.host, c.dstHost) {
 		c.refused = true
 		n.emit(Event{At: c.synAt, Kind: EvRefused, Host: c.host, Local: c.local, Remote: c.remote, Arrive: c.replyAt})
 		return
@@ -303,9 +312,21 @@ func (n *Network) Dial(host int, ip netip.Addr, port int) (*Conn, errno.Errno) {
 		remote: netip.AddrPortFrom(ip, uint16(port)),
 		dialed: true, dstHost: dst, rstAt: -1,
 	}
-	c.synAt = now + n.draw(host, dst)
-	c.replyAt = c.synAt + n.draw(dst, host)
+	c.synLat = n.draw(host, dst)
+	c.replyLat = n.draw(dst, host)
+	c.synAt = now + c.synLat + n.link(host, dst).delay
+	c.replyAt = c.synAt + c.replyLat + n.link(dst, host).delay
 	h.conns = append(h.conns, c)
+	if n.refuses(host, dst) {
+		// The link is cut: refused at once, heard back after the round trip.
+		c.resolved, c.refused = true, true
+		n.emit(Event{At: now, Kind: EvDial, Host: host, Local: c.local, Remote: c.remote, Arrive: c.synAt})
+		n.emit(Event{At: now, Kind: EvRefused, Host: host, Local: c.local, Remote: c.remote, Arrive: c.replyAt, Note: "cut"})
+		return c, 0
+	}
+	if n.jams(host, dst) {
+		c.synAt, c.replyAt = held, held
+	}
 	i, _ := slices.BinarySearchFunc(n.pending, c, func(a, b *Conn) int {
 		if a.synAt != b.synAt {
 			return cmpInt64(a.synAt, b.synAt)
@@ -313,7 +334,7 @@ func (n *Network) Dial(host int, ip netip.Addr, port int) (*Conn, errno.Errno) {
 		return cmpInt64(int64(a.id), int64(b.id))
 	})
 	n.pending = slices.Insert(n.pending, i, c)
-	n.emit(Event{At: now, Kind: EvDial, Host: host, Local: c.local, Remote: c.remote, Arrive: c.synAt})
+	n.emit(Event{At: now, Kind: EvDial, Host: host, Local: c.local, Remote: c.remote, Arrive: arrive(c.synAt)})
 	return c, 0
 }
 
@@ -378,7 +399,7 @@ func (n *Network) ResetHost(host int) {
 			}
 		}
 		c.in = kept
-		c.pushRst(now)
+		c.pushRst(now, 0)
 		reset = append(reset, c)
 		n.emit(Event{At: now, Kind: EvReset, Host: c.host, Local: c.local, Remote: c.remote})
 	}
