@@ -384,3 +384,34 @@ func TestReplayHonoursTheScheduleDuration(t *testing.T) {
 		t.Fatalf("replay with a 2s schedule ended at %v: %s", short.SimNs, short.Reason)
 	}
 }
+
+// Worlds running side by side in one engine do not see each other: each
+// seed's digest is the one it has when run alone.
+func TestConcurrentRunsMatchSequentialOnes(t *testing.T) {
+	p := prepareFile(t, "../examples/kvlog/seedfall.json")
+	const n = 8
+	want := make([]string, n)
+	for i := range want {
+		want[i] = run(t, p, uint64(i+1), nil).Digest
+	}
+	got := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := p.Run(context.Background(), RunOptions{Seed: uint64(i + 1)})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			got[i] = res.Digest
+		}()
+	}
+	wg.Wait()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("seed %d: concurrent digest %s, alone %s", i+1, got[i], want[i])
+		}
+	}
+}
