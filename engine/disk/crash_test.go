@@ -411,19 +411,19 @@ func TestAfterCrash(t *testing.T) {
 // half of each file's first pending write: a torn write.
 type prefixModel struct{ files []PendingFile }
 
-func (m *prefixModel) DirOps(ops []DirOp) []int {
-	if len(ops) == 0 {
+func (m *prefixModel) DirOps(p *Pending) []int {
+	if len(p.Dirs) == 0 {
 		return nil
 	}
 	return []int{0}
 }
 
-func (m *prefixModel) File(f PendingFile) []DataOp {
+func (m *prefixModel) File(f PendingFile) Writeback {
 	f.Ops = append([]DataOp(nil), f.Ops...) // only valid during the call
 	m.files = append(m.files, f)
 	w := f.Ops[0]
 	w.Data = w.Data[:len(w.Data)/2]
-	return []DataOp{w}
+	return Writeback{Ops: []DataOp{w}}
 }
 
 func TestCrashModel(t *testing.T) {
@@ -457,7 +457,8 @@ func TestCrashModel(t *testing.T) {
 	ok(t, "unlink", d.Unlink(d.Root(), "dir/z"))
 	var seen []DirOp
 	d.CrashWith(dirSpy{&seen})
-	want := []DirOp{{DirRename, "dir/x", "y"}, {DirLink, "y", "dir/z"}, {DirUnlink, "dir/z", ""}}
+	// Seq numbers every pending operation: the seed wrote nothing pending.
+	want := []DirOp{{DirRename, "dir/x", "y", 1}, {DirLink, "y", "dir/z", 2}, {DirUnlink, "dir/z", "", 3}}
 	if len(seen) != len(want) {
 		t.Fatalf("dir ops = %+v, want %+v", seen, want)
 	}
@@ -471,19 +472,25 @@ func TestCrashModel(t *testing.T) {
 // keepData keeps every pending data operation but no directory operation.
 type keepData struct{}
 
-func (keepData) DirOps([]DirOp) []int        { return nil }
-func (keepData) File(f PendingFile) []DataOp { return f.Ops }
+func (keepData) DirOps(*Pending) []int        { return nil }
+func (keepData) File(f PendingFile) Writeback { return Writeback{Ops: f.Ops} }
 
 type dirSpy struct{ ops *[]DirOp }
 
-func (s dirSpy) DirOps(ops []DirOp) []int { *s.ops = append(*s.ops, ops...); return nil }
-func (dirSpy) File(PendingFile) []DataOp  { return nil }
+func (s dirSpy) DirOps(p *Pending) []int  { *s.ops = append(*s.ops, p.Dirs...); return nil }
+func (dirSpy) File(PendingFile) Writeback { return Writeback{} }
 
-type badModel struct{ dir []int }
+type badModel struct {
+	dir  []int
+	flip int64
+}
 
-func (m badModel) DirOps([]DirOp) []int { return m.dir }
-func (badModel) File(f PendingFile) []DataOp {
-	return []DataOp{{Kind: DataWrite, Off: -1}}
+func (m badModel) DirOps(*Pending) []int { return m.dir }
+func (m badModel) File(f PendingFile) Writeback {
+	if m.flip != 0 {
+		return Writeback{Flips: []int64{m.flip}}
+	}
+	return Writeback{Ops: []DataOp{{Kind: DataWrite, Off: -1}}}
 }
 
 func TestCrashModelMistakesPanic(t *testing.T) {
@@ -494,6 +501,7 @@ func TestCrashModelMistakesPanic(t *testing.T) {
 		{"out of range", badModel{dir: []int{5}}},
 		{"not ascending", badModel{dir: []int{0, 0}}},
 		{"bad data op", badModel{}},
+		{"flip past the end", badModel{flip: 8 * 100}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := newDisk(true)

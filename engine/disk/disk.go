@@ -45,8 +45,12 @@ type Options struct {
 	// truncate, fsync) once it has passed argument checks. A non-zero
 	// return fails the operation with that errno and leaves the disk
 	// unchanged. If OnOp crashes the disk, the operation does not happen
-	// and returns EBADF.
+	// and returns EBADF. The hook may apply a fault to the operation with
+	// FailSync, LoseWrite, MisdirectWrite or CorruptRead.
 	OnOp func(Op) errno.Errno
+	// Capacity is the disk's size in bytes (disk_bytes); 0 is unlimited.
+	// See WriteAt for what a full disk does.
+	Capacity int64
 }
 
 // OpKind says what a data operation is.
@@ -142,11 +146,23 @@ type Disk struct {
 
 	dirLog []dirLogEntry       // pending directory operations, strict dirs only
 	dirty  map[*inode]struct{} // files with pending data operations
+	seq    uint64              // numbers pending operations (DataOp.Seq, DirOp.Seq)
+
+	capacity int64 // disk_bytes; 0 is unlimited
+	used     int64 // sum of the page-cache sizes of every live file
+
+	// The operation OnOp is deciding, for the fault methods it may call.
+	hookOp   Op
+	hookNode *inode
+	inHook   bool
+	// A read_corrupt armed for the read being decided: the bit to flip,
+	// counted from the start of the buffer; -1 for none.
+	readFlip int64
 }
 
 // New returns an empty disk holding only its root directory.
 func New(opts Options) *Disk {
-	d := &Disk{strict: opts.StrictDirs, now: opts.Now, onOp: opts.OnOp, nsGen: 1, epoch: 1}
+	d := &Disk{strict: opts.StrictDirs, now: opts.Now, onOp: opts.OnOp, nsGen: 1, epoch: 1, capacity: opts.Capacity, readFlip: -1}
 	if d.now == nil {
 		d.now = func() int64 { return 0 }
 	}
@@ -190,11 +206,16 @@ func (d *Disk) op(kind OpKind, n *inode, off, length int64) errno.Errno {
 		return 0
 	}
 	epoch := d.epoch
-	e := d.onOp(Op{Kind: kind, N: num, Path: d.pathOf(n), Ino: n.ino, Dir: n.typ == TypeDirectory, Off: off, Len: length})
+	d.hookOp = Op{Kind: kind, N: num, Path: d.pathOf(n), Ino: n.ino, Dir: n.typ == TypeDirectory, Off: off, Len: length}
+	d.hookNode, d.inHook = n, true
+	e := d.onOp(d.hookOp)
+	d.hookNode, d.inHook = nil, false
 	if e != 0 {
+		d.readFlip = -1
 		return e
 	}
 	if d.epoch != epoch {
+		d.readFlip = -1
 		return errno.EBADF
 	}
 	return 0
@@ -260,12 +281,21 @@ func (h *Handle) ReadAt(p []byte, off int64) (int, errno.Errno) {
 		return 0, e
 	}
 	got := n.data.readAt(p, off)
+	if f := h.d.readFlip; f >= 0 {
+		h.d.readFlip = -1
+		if f/8 < int64(got) {
+			p[f/8] ^= 1 << (f % 8)
+		}
+	}
 	h.d.touchAtime(n)
 	return got, 0
 }
 
 // WriteAt writes p at off into the page cache, extending the file with
-// zeros if off is past its end, and logs the write as pending.
+// zeros if off is past its end, and logs the write as pending. On a disk
+// with a Capacity, a write that extends the file writes only what fits and
+// returns the short count; when nothing fits it fails with ENOSPC.
+// Overwrites inside the file always fit.
 func (h *Handle) WriteAt(p []byte, off int64) (int, errno.Errno) {
 	if e := h.check(); e != 0 {
 		return 0, e
@@ -286,11 +316,30 @@ func (h *Handle) WriteAt(p []byte, off int64) (int, errno.Errno) {
 	if len(p) == 0 {
 		return 0, 0
 	}
+	if fit := h.d.fits(n, off, int64(len(p))); fit <= 0 {
+		return 0, errno.ENOSPC
+	} else if fit < int64(len(p)) {
+		p = p[:fit]
+	}
+	old := n.data.size
 	n.data.writeAt(p, off, &n.dur)
+	h.d.used += n.data.size - old
 	h.d.logWrite(n, p, off)
 	now := h.d.now()
 	n.mtim, n.ctim = now, now
 	return len(p), 0
+}
+
+// fits returns how many of length bytes written at off fit on the disk:
+// all of them without a capacity, and always the bytes that overwrite the
+// file; what extends the file, holes included, only as far as space is
+// free.
+func (d *Disk) fits(n *inode, off, length int64) int64 {
+	if d.capacity <= 0 || off+length <= n.data.size {
+		return length
+	}
+	free := max(0, d.capacity-d.used)
+	return min(length, n.data.size+free-off)
 }
 
 // Truncate sets the file's size in the page cache and logs it as pending.
@@ -312,7 +361,9 @@ func (d *Disk) truncate(n *inode, size int64) errno.Errno {
 	if e := d.op(OpTruncate, n, size, 0); e != 0 {
 		return e
 	}
+	old := n.data.size
 	n.data.truncate(size, &n.dur)
+	d.used += n.data.size - old
 	d.logTruncate(n, size)
 	now := d.now()
 	n.mtim, n.ctim = now, now

@@ -25,12 +25,16 @@ type DataOp struct {
 	Off  int64  // DataWrite: where the bytes go
 	Data []byte // DataWrite: the bytes written; read-only
 	Size int64  // DataTruncate: the new size
+	// Seq orders every pending operation of the disk, data and directory
+	// operations of all files together, from 1. A model that keeps an
+	// in-order prefix across files compares it.
+	Seq uint64
 }
 
 // PendingFile is what a crash model sees of one file with pending data.
 type PendingFile struct {
 	Ino         uint64
-	Path        string // where the file is after the crash
+	Path        string // in Pending: its path before the crash; in File: after
 	DurableSize int64
 	Ops         []DataOp // in the order they happened; read-only
 }
@@ -74,42 +78,62 @@ type DirOp struct {
 	Kind    DirOpKind
 	Path    string
 	NewPath string
+	Seq     uint64 // as DataOp.Seq
+}
+
+// Pending is everything a crash could write back, as it stands before the
+// crash changes anything. Its slices are only valid during DirOps.
+type Pending struct {
+	Dirs  []DirOp       // pending directory operations (strict dirs only), in order
+	Files []PendingFile // every file with pending data, in inode order
 }
 
 // A CrashModel decides which pending operations a crash keeps. A directory
 // operation is kept or dropped whole; file data may be kept in part.
 type CrashModel interface {
-	// DirOps gets the pending directory operations (strict dirs only) in
-	// the order they happened and returns the indices of those to keep,
-	// ascending. Kept operations apply in their original order.
-	DirOps(ops []DirOp) []int
-	// File is called for each file that exists after the crash and has
-	// pending data, in inode order. It returns the data operations to
-	// apply on top of the durable content, in the order to apply them:
-	// a subset, a prefix, parts of writes, reordered. f.Ops and the bytes
-	// they hold are only valid during the call.
-	File(f PendingFile) []DataOp
+	// DirOps is called first, once per crash, with everything pending.
+	// It returns the indices into p.Dirs of the directory operations to
+	// keep, ascending; they apply in their original order. A model that
+	// decides across files (an in-order prefix of all writes) decides
+	// here, since it sees every file's log.
+	DirOps(p *Pending) []int
+	// File is called next for each file that exists after the crash and
+	// has pending data, in inode order. It returns what to write back on
+	// top of the durable content. f.Ops and the bytes they hold are only
+	// valid during the call.
+	File(f PendingFile) Writeback
+}
+
+// Writeback is what a crash writes back for one file.
+type Writeback struct {
+	// Ops are applied to the durable content in this order: a subset, a
+	// prefix, parts of writes, reordered, and truncates of the model's own.
+	Ops []DataOp
+	// Flips are bits flipped after Ops, each as byte offset*8 + bit; the
+	// byte must be inside the file as Ops leave it. Each is recorded as
+	// corrupt_on_crash damage.
+	Flips []int64
 }
 
 // KeepNothing is the plain crash: only what fsync made durable survives.
 type KeepNothing struct{}
 
-func (KeepNothing) DirOps([]DirOp) []int      { return nil }
-func (KeepNothing) File(PendingFile) []DataOp { return nil }
+func (KeepNothing) DirOps(*Pending) []int      { return nil }
+func (KeepNothing) File(PendingFile) Writeback { return Writeback{} }
 
 // KeepAll is a crash after the kernel wrote everything back: the disk
 // comes back as the program last saw it, minus open handles and files
 // that only open handles kept alive.
 type KeepAll struct{}
 
-func (KeepAll) DirOps(ops []DirOp) []int {
-	keep := make([]int, len(ops))
+func (KeepAll) DirOps(p *Pending) []int {
+	keep := make([]int, len(p.Dirs))
 	for i := range keep {
 		keep[i] = i
 	}
 	return keep
 }
-func (KeepAll) File(f PendingFile) []DataOp { return f.Ops }
+func (KeepAll) File(f PendingFile) Writeback { return Writeback{Ops: f.Ops} }
 
 // effect is what a directory operation does to one directory: set name to
 // node, or remove it when node is nil.
@@ -137,6 +161,8 @@ func (e *dirLogEntry) effects() []effect {
 }
 
 func (d *Disk) logDirOp(op DirOp, a, b effect) {
+	d.seq++
+	op.Seq = d.seq
 	d.dirLog = append(d.dirLog, dirLogEntry{op: op, eff: [2]effect{a, b}})
 }
 
@@ -210,12 +236,14 @@ func (d *Disk) logWrite(n *inode, p []byte, off int64) {
 	start := len(n.pendBuf)
 	n.pendBuf = append(n.pendBuf, p...)
 	end := len(n.pendBuf)
-	n.pending = append(n.pending, DataOp{Kind: DataWrite, Off: off, Data: n.pendBuf[start:end:end]})
+	d.seq++
+	n.pending = append(n.pending, DataOp{Kind: DataWrite, Off: off, Data: n.pendBuf[start:end:end], Seq: d.seq})
 	d.markDirty(n)
 }
 
 func (d *Disk) logTruncate(n *inode, size int64) {
-	n.pending = append(n.pending, DataOp{Kind: DataTruncate, Size: size})
+	d.seq++
+	n.pending = append(n.pending, DataOp{Kind: DataTruncate, Size: size, Seq: d.seq})
 	d.markDirty(n)
 }
 
@@ -237,13 +265,86 @@ func (n *inode) dropPending() {
 }
 
 // syncFile makes a file's data, size and times durable: O(pending bytes).
+// It heals damage its writes cover. A stale page it writes to (one whose
+// earlier writeback failed or was lost) is written in full, as the kernel
+// writes whole pages, and so is the file's size.
 func (d *Disk) syncFile(n *inode) {
+	var touched []int
 	for i := range n.pending {
-		n.dur.syncFrom(&n.data, &n.pending[i])
+		op := &n.pending[i]
+		n.dur.syncFrom(&n.data, op)
+		if len(n.damage) > 0 {
+			n.healOp(op)
+		}
+		if len(n.stale) > 0 && op.Kind == DataWrite && len(op.Data) > 0 {
+			for pg := int(op.Off / pageSize); int64(pg)*pageSize < op.Off+int64(len(op.Data)); pg++ {
+				if _, ok := n.stale[pg]; ok {
+					touched = append(touched, pg)
+				}
+			}
+		}
+	}
+	if len(n.stale) > 0 {
+		n.dropStale(n.data.size)
+	}
+	if len(touched) > 0 {
+		n.dur.truncate(n.data.size, &n.data)
+		for _, pg := range touched {
+			if _, ok := n.stale[pg]; !ok || pg >= len(n.data.pages) {
+				continue
+			}
+			n.dur.pages[pg] = n.data.pages[pg] // shared: same index, writers copy
+			delete(n.stale, pg)
+			n.heal(int64(pg)*pageSize, int64(pg+1)*pageSize)
+		}
 	}
 	n.dropPending()
 	delete(d.dirty, n)
 	n.durAtim, n.durMtim, n.durCtim = n.atim, n.mtim, n.ctim
+}
+
+// dropStale forgets stale pages past a file of size bytes.
+func (n *inode) dropStale(size int64) {
+	last := pagesFor(size)
+	for pg := range n.stale { // deletions only; order does not matter
+		if pg >= last {
+			delete(n.stale, pg)
+		}
+	}
+}
+
+// markStale records every page whose durable copy differs from the page
+// cache now that no pending operation will write it.
+func (n *inode) markStale() {
+	for i := 0; i < len(n.data.pages); i++ {
+		var dp *page
+		if i < len(n.dur.pages) {
+			dp = n.dur.pages[i]
+		}
+		cp := n.data.pages[i]
+		if cp != dp && !samePage(cp, dp) {
+			n.stalePage(i)
+		}
+	}
+}
+
+// samePage compares two pages' bytes; nil is a page of zeros.
+func samePage(a, b *page) bool {
+	var zero page
+	if a == nil {
+		a = &zero
+	}
+	if b == nil {
+		b = &zero
+	}
+	return *a == *b
+}
+
+func (n *inode) stalePage(pg int) {
+	if n.stale == nil {
+		n.stale = map[int]struct{}{}
+	}
+	n.stale[pg] = struct{}{}
 }
 
 // maybeFree drops the page cache of a file that has no name and no open
@@ -255,7 +356,9 @@ func (d *Disk) maybeFree(n *inode) {
 	}
 	n.dropPending()
 	n.pendBuf = nil
+	d.used -= n.data.size
 	n.data = content{}
+	n.stale = nil
 	delete(d.dirty, n)
 }
 
@@ -263,20 +366,39 @@ func (d *Disk) maybeFree(n *inode) {
 // Every open handle except Root becomes stale.
 func (d *Disk) Crash() { d.CrashWith(KeepNothing{}) }
 
+// CrashReport says what a crash did beyond dropping the page cache.
+type CrashReport struct {
+	// Flips are the bits a corrupting model flipped (corrupt_on_crash),
+	// in inode order, with the file's path after the crash.
+	Flips []Fired
+}
+
 // CrashWith crashes the disk, keeping the pending operations m chooses.
-func (d *Disk) CrashWith(m CrashModel) {
+func (d *Disk) CrashWith(m CrashModel) CrashReport {
+	var rep CrashReport
+	dirty := make([]*inode, 0, len(d.dirty))
+	for n := range d.dirty {
+		if len(n.pending) > 0 {
+			dirty = append(dirty, n)
+		}
+	}
+	slices.SortFunc(dirty, func(a, b *inode) int { return cmpUint(a.ino, b.ino) })
+	p := &Pending{Files: make([]PendingFile, len(dirty))}
+	for i, n := range dirty {
+		p.Files[i] = PendingFile{Ino: n.ino, Path: d.pathOf(n), DurableSize: n.dur.size, Ops: n.pending}
+	}
 	if d.strict && len(d.dirLog) > 0 {
-		ops := make([]DirOp, len(d.dirLog))
+		p.Dirs = make([]DirOp, len(d.dirLog))
 		for i := range d.dirLog {
-			ops[i] = d.dirLog[i].op
+			p.Dirs[i] = d.dirLog[i].op
 		}
-		keep := m.DirOps(ops)
-		for j, i := range keep {
-			if i < 0 || i >= len(ops) || (j > 0 && i <= keep[j-1]) {
-				panic(fmt.Sprintf("disk: crash model kept directory operations %v of %d: indices must be ascending and in range", keep, len(ops)))
-			}
-			applyEffects(&d.dirLog[i])
+	}
+	keep := m.DirOps(p)
+	for j, i := range keep {
+		if i < 0 || i >= len(p.Dirs) || (j > 0 && i <= keep[j-1]) {
+			panic(fmt.Sprintf("disk: crash model kept directory operations %v of %d: indices must be ascending and in range", keep, len(p.Dirs)))
 		}
+		applyEffects(&d.dirLog[i])
 	}
 	clear(d.dirLog)
 	d.dirLog = d.dirLog[:0]
@@ -285,34 +407,53 @@ func (d *Disk) CrashWith(m CrashModel) {
 
 	files := d.rebuild()
 
-	dirty := make([]*inode, 0, len(d.dirty))
-	for n := range d.dirty {
-		if n.mark == d.epoch {
-			dirty = append(dirty, n)
-		}
-	}
-	slices.SortFunc(dirty, func(a, b *inode) int { return cmpUint(a.ino, b.ino) })
 	for _, n := range dirty {
-		if len(n.pending) == 0 {
+		if n.mark != d.epoch {
+			n.dropPending() // gone after the crash, and unreachable from now on
+			n.pendBuf = nil
 			continue
 		}
-		kept := m.File(PendingFile{Ino: n.ino, Path: d.pathOf(n), DurableSize: n.dur.size, Ops: n.pending})
-		for i := range kept {
-			op := &kept[i]
+		path := d.pathOf(n)
+		wb := m.File(PendingFile{Ino: n.ino, Path: path, DurableSize: n.dur.size, Ops: n.pending})
+		for i := range wb.Ops {
+			op := &wb.Ops[i]
 			if !validDataOp(op) {
-				panic(fmt.Sprintf("disk: crash model returned an invalid data operation for %s: kind %d off %d len %d size %d", d.pathOf(n), op.Kind, op.Off, len(op.Data), op.Size))
+				panic(fmt.Sprintf("disk: crash model returned an invalid data operation for %s: kind %d off %d len %d size %d", path, op.Kind, op.Off, len(op.Data), op.Size))
 			}
 			n.dur.apply(op, &n.data)
+			if len(n.damage) > 0 {
+				n.healOp(op)
+			}
+		}
+		for _, f := range wb.Flips {
+			off, bit := f/8, int(f%8)
+			if f < 0 || off >= n.dur.size {
+				panic(fmt.Sprintf("disk: crash model flipped bit %d of %s, which has %d bytes after the crash", f, path, n.dur.size))
+			}
+			flipBit(&n.dur, &n.data, off, bit)
+			n.addDamage(Damage{Off: off, Len: 1, Kind: KindCorruptOnCrash})
+			rep.Flips = append(rep.Flips, Fired{Kind: KindCorruptOnCrash, Path: path, Offset: off, Bit: bit})
 		}
 	}
 	d.dirty = nil
 
+	d.used = 0
 	for _, n := range files {
 		n.dropPending()
 		n.pendBuf = nil
+		n.stale = nil
 		n.data = n.dur.clone()
 		n.atim, n.mtim, n.ctim = n.durAtim, n.durMtim, n.durCtim
+		d.used += n.data.size
 	}
+	return rep
+}
+
+// flipBit flips one bit of c at off, copying the page first if it is
+// shared with other.
+func flipBit(c, other *content, off int64, bit int) {
+	pg := c.own(int(off/pageSize), other)
+	pg[off%pageSize] ^= 1 << bit
 }
 
 func validDataOp(op *DataOp) bool {

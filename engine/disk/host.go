@@ -99,8 +99,11 @@ func (d *Disk) WriteFile(path string, data []byte) error {
 		}
 		n.dropPending()
 		delete(d.dirty, n)
+		d.used -= n.data.size
 		n.data = content{}
 		n.data.writeAt(data, 0, nil)
+		d.used += n.data.size
+		n.stale, n.damage = nil, nil
 		n.dur = n.data.clone()
 		now := d.now()
 		n.mtim, n.ctim = now, now

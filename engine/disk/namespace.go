@@ -45,6 +45,11 @@ type inode struct {
 	dur     content  // durable
 	pending []DataOp // data operations since the last fsync, in order
 	pendBuf []byte   // backing store for pending writes' bytes
+	// stale pages differ between page cache and durable copy with no
+	// pending operation to write them: a failed, lost or misdirected
+	// writeback. The next fsync that writes into one writes it in full.
+	stale  map[int]struct{}
+	damage []Damage // what faults broke in the durable copy, by offset
 
 	target string // symlinks
 	opens  int    // open handles in this epoch
