@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/seedfall/seedfall/engine/build"
 	"github.com/seedfall/seedfall/engine/build/netoverlay"
@@ -57,6 +58,7 @@ type Engine struct {
 	// instrumented, with wazero's own termination checks: they make guests
 	// about twice as slow, and stopping a guest needs a free P.
 	fast, safe *runtimeSet
+	pools      map[string]experimental.MemoryAllocator // by the wasm's hash
 }
 
 // runtimeSet is one wazero runtime and the modules compiled in it.
@@ -136,6 +138,21 @@ func (e *Engine) module(ctx context.Context, prog *Program) (wazero.Runtime, waz
 	return rs.rt, c.m, c.err
 }
 
+// memPool returns the linear-memory pool of a module, made on first use.
+func (e *Engine) memPool(hash string, bin []byte) experimental.MemoryAllocator {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.pools == nil {
+		e.pools = map[string]experimental.MemoryAllocator{}
+	}
+	if p, ok := e.pools[hash]; ok {
+		return p
+	}
+	p := newMemPool(build.DataRanges(bin))
+	e.pools[hash] = p
+	return p
+}
+
 // compiled is one module compiled in a runtime, or the error compiling it.
 type compiled struct {
 	once sync.Once
@@ -150,6 +167,7 @@ type Program struct {
 	Cached bool   // the build came from the cache
 	path   string // the merged wasm
 	budget bool   // it carries the loop budget (build.Instrument)
+	mem    experimental.MemoryAllocator
 }
 
 // Prepared is a world whose programs are built and compiled, ready to run
@@ -198,7 +216,8 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 		if err != nil {
 			return nil, err
 		}
-		p.Programs = append(p.Programs, &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path, budget: build.Instrumented(bin)})
+		p.Programs = append(p.Programs, &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path,
+			budget: build.Instrumented(bin), mem: e.memPool(art.Hash, bin)})
 	}
 	// Compiling (or loading from the compilation cache) is the slow part of
 	// a cached start: do the programs side by side.

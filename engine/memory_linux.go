@@ -13,9 +13,14 @@ import (
 // the whole memory, and every instance's memory is garbage the host must
 // scavenge. Here growing is a reslice, and a freed memory is cleared and
 // handed to the next instance.
+//
+// Each program has its own pool, so a freed memory only goes to another
+// instance of the same module: the ranges its data segments write (keep)
+// are overwritten at instantiation and need no clearing.
 type memPool struct {
 	mu   sync.Mutex
 	free []*linearMemory
+	keep [][2]uint32 // sorted, disjoint
 }
 
 // reserve is the address space set aside per memory: wasm32's 4 GiB.
@@ -27,8 +32,6 @@ const reserve = 4 << 30
 const clearLimit = 64 << 20
 
 const maxPooled = 64
-
-var pool = &memPool{}
 
 func (p *memPool) Allocate(capacity, max uint64) experimental.LinearMemory {
 	if max > reserve {
@@ -69,7 +72,16 @@ func (m *linearMemory) Free() {
 	if m.used > clearLimit {
 		_ = syscall.Madvise(m.buf[:m.used], syscall.MADV_DONTNEED)
 	} else {
-		clear(m.buf[:m.used])
+		// Clear all but what the next instance's data segments rewrite.
+		from := uint64(0)
+		for _, r := range m.pool.keep {
+			if uint64(r[0]) >= m.used {
+				break
+			}
+			clear(m.buf[from:r[0]])
+			from = min(uint64(r[1]), m.used)
+		}
+		clear(m.buf[from:m.used])
 	}
 	m.used = 0
 	m.pool.mu.Lock()
@@ -82,4 +94,6 @@ func (m *linearMemory) Free() {
 	_ = syscall.Munmap(m.buf)
 }
 
-func memoryAllocator() experimental.MemoryAllocator { return pool }
+// newMemPool returns the allocator for one program's instances; keep is
+// what its data segments write (build.DataRanges).
+func newMemPool(keep [][2]uint32) experimental.MemoryAllocator { return &memPool{keep: keep} }

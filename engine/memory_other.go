@@ -4,5 +4,5 @@ package engine
 
 import "github.com/tetratelabs/wazero/experimental"
 
-// memoryAllocator is wazero's default outside Linux.
-func memoryAllocator() experimental.MemoryAllocator { return nil }
+// newMemPool gives wazero's default allocator outside Linux.
+func newMemPool(keep [][2]uint32) experimental.MemoryAllocator { return nil }

@@ -298,7 +298,7 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 		r.exited(n, 0, err)
 		return
 	}
-	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), memoryAllocator())
+	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), n.prog.mem)
 	cfg := wazero.NewModuleConfig().WithName(fmt.Sprintf("seedfall-%d", instanceIDs.Add(1))).WithStartFunctions("_start")
 	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
 	stopped := wp.Overdue() || ictx.Err() != nil
