@@ -267,3 +267,46 @@ func FuzzMergeData(f *testing.F) {
 		}
 	})
 }
+
+func TestDataRanges(t *testing.T) {
+	raw := mustRawHello(t)
+	merged, err := MergeData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bin := range map[string][]byte{"raw": raw, "merged": merged} {
+		rs := DataRanges(bin)
+		if len(rs) == 0 {
+			t.Fatalf("%s: no data ranges", name)
+		}
+		total := uint64(0)
+		for i, r := range rs {
+			if r[1] <= r[0] || (i > 0 && r[0] <= rs[i-1][1]) {
+				t.Fatalf("%s: ranges not sorted, disjoint and non-empty: %v", name, rs)
+			}
+			total += uint64(r[1] - r[0])
+		}
+		// Every byte a data segment writes is inside the ranges, and the
+		// initial memory is zero outside them.
+		mem := initialMemory(t, bin)
+		outside := 0
+		from := uint32(0)
+		for _, r := range append(rs, [2]uint32{uint32(len(mem)), uint32(len(mem))}) {
+			for _, b := range mem[from:min(r[0], uint32(len(mem)))] {
+				if b != 0 {
+					outside++
+				}
+			}
+			from = r[1]
+		}
+		if outside != 0 {
+			t.Fatalf("%s: %d non-zero bytes outside the data ranges", name, outside)
+		}
+		if total < 100<<10 {
+			t.Fatalf("%s: data ranges cover only %d bytes", name, total)
+		}
+	}
+	if DataRanges([]byte("junk")) != nil {
+		t.Fatal("junk has data ranges")
+	}
+}
