@@ -1,18 +1,52 @@
-// Package netsim owns the simulated TCP network: each host's address, its
-// listeners and connections, and the virtual time at which every byte, FIN
-// and RST reaches the other end.
+// Package netsim owns the simulated network: each host's address, its TCP
+// listeners and connections, its UDP sockets, the network faults on the links
+// between hosts, and the virtual time at which every byte, FIN, RST and
+// datagram reaches the other end.
 //
 // The model is pull-based and needs no callbacks. The engine asks a blocked
 // socket when it stops returning EAGAIN (ReadableAt, WritableAt) and asks
 // again after every step, because any step may change the answer. Internal
-// events (a SYN reaching a listener) are resolved lazily at the next call
-// whose virtual time has passed them, so answers always reflect the state of
-// the world at that time.
+// events (a SYN reaching a listener, a datagram reaching a socket) are
+// resolved lazily at the next call whose virtual time has passed them, so
+// answers always reflect the state of the world at that time.
 //
 // Latency draws happen only inside calls (Dial, Write, Close, Shutdown,
-// HostDown, ResetHost), in the order those calls are made, never while
-// resolving internal events. The same calls with the same draws therefore
-// give the same network, byte for byte.
+// HostDown, ResetHost, SendTo), in the order those calls are made, never
+// while resolving internal events or releasing held traffic. The same calls
+// with the same draws therefore give the same network, byte for byte.
+//
+// # Network faults
+//
+// Every fault is directional: it decides what happens to traffic from one
+// host to another. Partition (groups; a new one replaces the old, groups
+// may overlap), ClogLink and ClogHost (modes ClogStop, ClogJam, ClogSlow)
+// stack: a link holds while any partition, stop or jam covers it, and the
+// delays of the slow clogs on it add up. Loopback traffic and the links of a
+// host marked with SetFaultFree are never touched. Per mode:
+//
+//   - partition, ClogStop: a dial across the cut (either direction) is
+//     refused (ECONNREFUSED after the round trip); a SYN arriving across it
+//     is refused too. Segments in flight and sent are held.
+//   - ClogJam: a handshake across it (either direction) is held and
+//     completes after the clog lifts; segments are held. No error is seen.
+//   - ClogSlow: segments and SYNs sent over the link arrive the delay later.
+//
+// Held traffic: when a link starts to hold, every segment travelling on it
+// (data, FIN, RST, a SYN-ACK) that has not arrived yet is held, and so is
+// everything sent on it later. When the link stops holding (HealPartition,
+// Unclog, HealAll, a replacing Partition, SetFaultFree), the held segments
+// of each connection leave at that moment, each with the latency drawn when
+// it was sent plus the delays of the slow clogs then in force, never
+// overtaking the one before it; connections are released host by host in
+// creation order. While traffic is held, ReadableAt and WritableAt answer -1,
+// "until something else happens": netsim does not know when the fault will
+// lift. The engine lifts faults by calling netsim, and must re-ask every
+// blocked socket after that call, as after any step.
+//
+// Datagrams are never held: a partition, stop or jam on the link when a
+// datagram is sent, or when it arrives, drops it; a slow clog delays it.
+// Loss and duplication are decided per datagram by Config.Datagram. Topology
+// helpers (Groups, CheckTopology) build partitions of Jepsen's shapes.
 //
 // Simplifications, on purpose:
 //   - The listen backlog is unbounded.
@@ -25,6 +59,8 @@
 //   - After SHUT_RD, reads return EOF and data that arrives is discarded.
 //   - ECONNRESET is sticky: every read after the data that came before the RST
 //     returns it (Linux returns it once, then EOF).
+//   - A UDP send never blocks and never fails for lack of buffer; ICMP is
+//     not modelled, so a datagram to a closed port vanishes silently.
 package netsim
 
 import (
@@ -59,6 +95,14 @@ type Config struct {
 	Latency func(from, to int) int64
 	// Trace, if set, receives every network event in the order it happens.
 	Trace func(Event)
+	// Datagram, if set, decides the fate of each UDP datagram a host sends,
+	// before any latency draw: seq numbers the sender's datagrams from 1,
+	// across restarts; to is the destination host, -1 when no host has the
+	// address. drop loses the datagram, dup sends a second copy with its own
+	// latency. The engine decides from its own random stream (or a
+	// schedule) and records the faults; netsim applies them and logs
+	// EvUDPDrop (Note "loss") and EvUDPDup.
+	Datagram func(from, to int, seq uint64) (drop, dup bool)
 }
 
 // Network is one simulated TCP network. It is not safe for concurrent use:
@@ -67,12 +111,16 @@ type Network struct {
 	now     func() int64
 	latency func(from, to int) int64
 	trace   func(Event)
+	// datagram decides UDP loss and duplication (Config.Datagram).
+	datagram func(from, to int, seq uint64) (drop, dup bool)
 
 	hosts []*host
 	// pending holds dialed connections whose SYN has not arrived yet, ordered
 	// by (synAt, id) so that they resolve in a deterministic order.
 	pending []*Conn
 	nextID  uint64
+	// dgrams holds datagrams on their way, ordered by (at, id).
+	dgrams []*datagram
 
 	// Network faults: the partition in force (nil: none) and the clogs.
 	groups   [][]int
@@ -87,6 +135,10 @@ type host struct {
 	listeners []*Listener
 	conns     []*Conn // open connections, in creation order
 	faultFree bool    // partitions and clogs never touch its links
+
+	udp         []*UDPConn // open datagram sockets, in creation order
+	nextUDPPort int
+	udpSeq      uint64 // datagrams sent, across restarts
 }
 
 // New returns an empty network.
@@ -94,7 +146,7 @@ func New(cfg Config) *Network {
 	if cfg.Now == nil || cfg.Latency == nil {
 		panic("netsim: Config.Now and Config.Latency are required")
 	}
-	return &Network{now: cfg.Now, latency: cfg.Latency, trace: cfg.Trace}
+	return &Network{now: cfg.Now, latency: cfg.Latency, trace: cfg.Trace, datagram: cfg.Datagram}
 }
 
 // AddHost adds a host and returns its address. Hosts are numbered in the
@@ -102,7 +154,7 @@ func New(cfg Config) *Network {
 func (n *Network) AddHost(name string) netip.Addr {
 	i := uint32(len(n.hosts)) + 1
 	a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
-	n.hosts = append(n.hosts, &host{name: name, addr: a, nextPort: EphemeralFirst})
+	n.hosts = append(n.hosts, &host{name: name, addr: a, nextPort: EphemeralFirst, nextUDPPort: EphemeralFirst})
 	return a
 }
 
@@ -122,15 +174,26 @@ func (n *Network) host(i int) *host {
 	return n.hosts[i]
 }
 
-// advance resolves every SYN that has arrived by now and returns now.
+// advance resolves every SYN and datagram that has arrived by now, in order
+// of arrival (a SYN first on a tie), and returns now.
 func (n *Network) advance() int64 {
 	now := n.now()
-	for len(n.pending) > 0 && n.pending[0].synAt <= now {
-		c := n.pending[0]
-		n.pending = n.pending[1:]
-		n.arriveSYN(c)
+	for {
+		syn := len(n.pending) > 0 && n.pending[0].synAt <= now
+		dg := len(n.dgrams) > 0 && n.dgrams[0].at <= now
+		switch {
+		case syn && (!dg || n.pending[0].synAt <= n.dgrams[0].at):
+			c := n.pending[0]
+			n.pending = n.pending[1:]
+			n.arriveSYN(c)
+		case dg:
+			d := n.dgrams[0]
+			n.dgrams = n.dgrams[1:]
+			n.arriveDatagram(d)
+		default:
+			return now
+		}
 	}
-	return now
 }
 
 // arriveSYN decides a handshake with the state of the world at the SYN's
@@ -348,8 +411,8 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
-// HostDown models a crash of host: its listeners vanish and its connections
-// die without a word to their owner. Each peer on another host is sent an
+// HostDown models a crash of host: its listeners and datagram sockets vanish
+// and its connections die without a word to their owner. Each peer on another host is sent an
 // RST, which arrives after one latency draw, behind any data already in
 // flight. SYNs still travelling to the host find no listener and are refused.
 // The host keeps its address and can listen and dial again at once (a
@@ -362,6 +425,10 @@ func (n *Network) HostDown(host int) {
 		l.closed, l.queue = true, nil
 	}
 	h.listeners, h.conns = nil, nil
+	for _, u := range h.udp {
+		u.closed, u.queue, u.qBytes = true, nil, 0
+	}
+	h.udp = nil
 	for _, c := range conns {
 		c.closed = true
 		c.in, c.inBytes = nil, 0
