@@ -1,6 +1,8 @@
 package disk
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -315,6 +317,153 @@ func TestCorruptOnCrash(t *testing.T) {
 			}
 			if len(damage) != len(rep.Flips) {
 				t.Errorf("damage %+v for flips %+v", damage, rep.Flips)
+			}
+		})
+	}
+}
+
+// busy leaves a strict disk with pending directory operations, appends,
+// overwrites and truncates over several files and pages.
+func busy(t testing.TB, d *Disk) {
+	for i := range 4 {
+		name := fmt.Sprintf("f%d", i)
+		if err := d.WriteFile(name, []byte(fill(byte('a'+i), 3*pageSize+100))); err != nil {
+			t.Fatal(err)
+		}
+		h, e := d.Open(d.Root(), name, false, Write)
+		if e != 0 {
+			t.Fatal(e)
+		}
+		for j := range 6 {
+			off := int64((j*2500 + i*700) % (4 * pageSize))
+			h.WriteAt([]byte(fill(byte('A'+j), 300+j*50)), off)
+			if j == 3 {
+				h.Truncate(int64(2*pageSize + i*10))
+			}
+		}
+		h.Close()
+		d.Mkdir(d.Root(), "dir"+name)
+		d.Rename(d.Root(), name, d.Root(), "dir"+name+"/moved")
+	}
+}
+
+func TestCrashDeterminism(t *testing.T) {
+	configs := map[string]CrashConfig{
+		"torn": tornOnly, "ext4": ext4, "ext4+torn": ext4Torn, "page_independent": pageIndep,
+		"dir_reorder+torn+corrupt": {Reorder: true, Torn: true, FSModel: DirReorder, StrictDirs: true, Corrupt: true},
+		"torn+corrupt":             {Torn: true, Corrupt: true},
+	}
+	names := make([]string, 0, len(configs))
+	for n := range configs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	crash := func(t *testing.T, cfg CrashConfig, seed uint64) string {
+		d := newDisk(true)
+		busy(t, d)
+		r := rand.New(rand.NewPCG(seed, 7))
+		m, err := NewCrashModel(cfg, func(n int) int { return r.IntN(n) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := d.CrashWith(m)
+		return fmt.Sprintf("%s %+v %+v", state(d), d.Files(), rep)
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			cfg := configs[name]
+			distinct := map[string]bool{}
+			for seed := range uint64(8) {
+				a, b := crash(t, cfg, seed), crash(t, cfg, seed)
+				if a != b {
+					t.Fatalf("seed %d: two crashes with the same draws differ:\n%s\n%s", seed, a, b)
+				}
+				distinct[a] = true
+			}
+			if len(distinct) < 2 {
+				t.Errorf("8 seeds gave %d crash state: the draws are not used", len(distinct))
+			}
+		})
+	}
+}
+
+// TestDrawOrder pins the draws a crash makes, as models.go documents them.
+func TestDrawOrder(t *testing.T) {
+	steps := func(t *testing.T, d *Disk) {
+		seed(t, d, "a", "1234")
+		ok(t, "mkdir", d.Mkdir(d.Root(), "x"))
+		ok(t, "mkdir", d.Mkdir(d.Root(), "y"))
+		writeAt(t, d, "a", "xy", 0)
+		appendTo(t, d, "a", "56")
+	}
+	cases := []struct {
+		name  string
+		cfg   CrashConfig
+		draws []int
+		asks  []int
+		want  string
+	}{
+		// 4 pending operations: mkdir, mkdir, write "xy", write "56".
+		// Keep 3 and one byte of the 4th.
+		{"torn_writes", tornOnly, []int{3, 1}, []int{5, 2}, "a=xy345 x/ y/"},
+		// Directories: both. Size log: none, then 1 byte of "56". Page 0:
+		// none, then 1 byte of "xy". Corruption: the first of the 2
+		// written bytes, bit 0.
+		{"ext4_ordered, torn, corrupt", CrashConfig{Reorder: true, Torn: true, Corrupt: true}, []int{2, 0, 1, 0, 1, 0, 0},
+			[]int{3, 2, 2, 2, 2, 2, 8}, "a=y2345 x/ y/"},
+		// One draw per directory operation, then the size log (the append
+		// only sets the size here), then page 0 with both writes: the size
+		// survives without the bytes.
+		{"dir_reorder", dirReorder, []int{0, 1, 1, 0}, []int{2, 2, 2, 3}, `a=1234\0\0 y/`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := newDisk(true)
+			steps(t, d)
+			s := scripted(t, c.draws...)
+			m, err := NewCrashModel(c.cfg, s.draw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.CrashWith(m)
+			s.done()
+			if !slices.Equal(s.asks, c.asks) {
+				t.Errorf("draws %v, want %v", s.asks, c.asks)
+			}
+			if got := state(d); got != c.want {
+				t.Errorf("after crash %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+// BenchmarkCrash measures a crash with 10,000 pending pages: appends of
+// one file, and overwrites of another, under each model.
+func BenchmarkCrash(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		cfg  CrashConfig
+	}{
+		{"plain", CrashConfig{}}, {"torn", tornOnly}, {"ext4_ordered", ext4Torn},
+		{"page_independent", pageIndep}, {"dir_reorder", dirReorder},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			buf := make([]byte, pageSize)
+			r := rand.New(rand.NewPCG(1, 2))
+			for b.Loop() {
+				b.StopTimer()
+				d := newDisk(true)
+				d.WriteFile("over", make([]byte, 5000*pageSize))
+				d.WriteFile("log", nil)
+				ho, _ := d.Open(d.Root(), "over", false, Write)
+				hl, _ := d.Open(d.Root(), "log", false, Write)
+				for i := range 5000 {
+					ho.WriteAt(buf, int64(i)*pageSize)
+					hl.WriteAt(buf, int64(i)*pageSize)
+				}
+				m, _ := NewCrashModel(c.cfg, func(n int) int { return r.IntN(n) })
+				b.StartTimer()
+				d.CrashWith(m)
 			}
 		})
 	}
