@@ -1,7 +1,10 @@
 // Package disk is the simulated, crashable disk of one node: a Linux-like
 // file system whose writes land in a page cache and survive a crash only as
 // far as fsync (and, under strict directories, directory fsync) made them
-// durable.
+// durable, or as far as a crash model (torn or reordered writeback, corruption
+// on crash) writes them back. It also applies the disk faults the engine
+// decides: failing, lost, misdirected and corrupted operations, bit rot and a
+// disk that fills up.
 //
 // A Disk is not safe for concurrent use; the scheduler runs one node at a
 // time, and that is the only caller.

@@ -27,6 +27,10 @@ import (
 //	    draw(L) of its bytes are kept. Then for each page holding pieces,
 //	    ascending: its first draw(M+1) pieces are kept and, with
 //	    torn_writes, draw(L) bytes of the next one if it has L >= 2.
+//	crash_on_io during the fsync of a file (CrashConfig.Syncing), for
+//	    that file instead of the model's draws for it: its first
+//	    draw(N+1) of N pending operations are kept and, if the next is a
+//	    write of L >= 2 bytes, draw(L) of its bytes.
 //	corrupt_on_crash, per surviving file in inode order, after the
 //	    model's own draws for the file: the byte draw(B), B the written
 //	    bytes that are in the file after the crash, then the bit draw(8).
@@ -69,6 +73,9 @@ type CrashConfig struct {
 	Corrupt bool    // corrupt_on_crash
 	// StrictDirs is strict_dirs, which dir_reorder needs.
 	StrictDirs bool
+	// Syncing is the inode (Op.Ino) of the file whose fsync the crash
+	// interrupts, for crash_on_io during a file fsync; 0 for none.
+	Syncing uint64
 }
 
 // Validate reports a configuration no crash model can follow.
@@ -100,6 +107,9 @@ func NewCrashModel(c CrashConfig, draw Draw) (CrashModel, error) {
 		m = &Reorder{Model: fs, Torn: c.Torn, Draw: draw}
 	case c.Torn:
 		m = &Torn{Draw: draw}
+	}
+	if c.Syncing != 0 {
+		m = &InFlight{Model: m, Ino: c.Syncing, Draw: draw}
 	}
 	if c.Corrupt {
 		m = &Corrupt{Model: m, Draw: draw}
@@ -165,6 +175,34 @@ func (m *Torn) File(f PendingFile) Writeback {
 			wb.Ops = append(wb.Ops, op)
 		case op.Seq == m.torn:
 			op.Data = op.Data[:m.tornLen]
+			wb.Ops = append(wb.Ops, op)
+		}
+	}
+	return wb
+}
+
+// InFlight is a crash in the middle of the fsync of one file (crash_on_io):
+// the fsync was writing that file's pending operations out in order, so an
+// in-order prefix of them survives, possibly ending in part of a write,
+// whatever Model does with the other files.
+type InFlight struct {
+	Model CrashModel
+	Ino   uint64
+	Draw  Draw
+}
+
+func (m *InFlight) DirOps(p *Pending) []int { return m.Model.DirOps(p) }
+
+func (m *InFlight) File(f PendingFile) Writeback {
+	if f.Ino != m.Ino {
+		return m.Model.File(f)
+	}
+	c := m.Draw.pick(len(f.Ops) + 1)
+	wb := Writeback{Ops: f.Ops[:c:c]}
+	if c < len(f.Ops) && f.Ops[c].Kind == DataWrite && len(f.Ops[c].Data) >= 2 {
+		if t := m.Draw.pick(len(f.Ops[c].Data)); t > 0 {
+			op := f.Ops[c]
+			op.Data = op.Data[:t]
 			wb.Ops = append(wb.Ops, op)
 		}
 	}
