@@ -95,14 +95,22 @@ func (c *Conn) pushRst(at, lat int64) {
 // schedule draws the latency of one segment sent from one end to the other at
 // time t and returns its arrival, never before the previous segment of that
 // direction, plus the delay of any slow clog on the link. The arrival is held
-// when t is, when a fault holds the link, or when earlier segments of the
-// direction are held (order is kept).
+// when a fault holds the link, or when earlier segments of the direction are
+// held (order is kept).
 func (n *Network) schedule(from, to *Conn, t int64) (at, lat int64) {
 	lat = n.draw(from.host, to.host)
-	if t >= held || n.link(from.host, to.host).holds() || to.heldTail() {
+	s := n.link(from.host, to.host)
+	if s.holds() || to.heldTail() {
 		return held, lat
 	}
-	at = max(t+lat+n.link(from.host, to.host).delay, to.lastIn)
+	if t >= held {
+		// An answer to a segment still held the other way (an RST for data
+		// that has not reached a closed end, a SYN-ACK that has not come
+		// back): nothing holds this direction, so it leaves now rather than
+		// wait for a release that may never come.
+		t = n.now()
+	}
+	at = max(t+lat+s.delay, to.lastIn)
 	to.lastIn = at
 	return at, lat
 }

@@ -386,3 +386,25 @@ func TestLoopbackIgnoresFaults(t *testing.T) {
 		t.Errorf("loopback Accept = %v", e)
 	}
 }
+
+// A dialer that gives up while its SYN-ACK is held resets the accepted end
+// at once over the open direction, instead of leaving the RST stuck.
+func TestCloseWhileSynAckHeld(t *testing.T) {
+	w, l := faultWorld(t)
+	w.draws = []int64{1000, 1000}
+	c := w.dial(0, "10.0.0.2", 80)
+	w.now = 1500
+	w.n.ClogLink(1, 0, ClogJam, 0)
+	s, e := l.Accept()
+	if e != 0 {
+		t.Fatal(e)
+	}
+	c.Close()
+	if r := s.ReadableAt(); r != 1500+1000 {
+		t.Errorf("accepted end ReadableAt = %d, want the RST at 2500", r)
+	}
+	w.now = 2500
+	if _, e := s.Read(make([]byte, 1)); e != errno.ECONNRESET {
+		t.Errorf("read = %v, want ECONNRESET", e)
+	}
+}

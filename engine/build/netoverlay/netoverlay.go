@@ -1,7 +1,7 @@
 // Package netoverlay owns the guest side of seedfall's network: the
 // `go build -overlay` files that make package net of a GOOS=wasip1 guest
-// create its TCP sockets on the simulated network (engine/netsim), and the
-// /etc files through which node names resolve.
+// create its TCP and UDP sockets on the simulated network (engine/netsim),
+// and the /etc files through which node names resolve.
 //
 // # How the overlay works
 //
@@ -9,16 +9,23 @@
 // applies small anchored patches: each inserts a hook after one exact line and
 // fails if that line is not found exactly once.
 //
-//   - src/net/net_fake.go: socket() first offers TCP to seedfallSocket; UDP and
-//     unix sockets stay on Go's in-process fake network.
+//   - src/net/net_fake.go: socket() first offers TCP and UDP to
+//     seedfallSocket; unix sockets, and UDP in an overlay without
+//     Options.UDP, stay on Go's in-process fake network.
 //   - src/net/fd_fake.go: an accepted connection asks the host for its
 //     addresses, so RemoteAddr is the dialer's.
 //   - src/net/sockopt_fake.go, src/net/tcpsockopt_stub.go: SetKeepAlive,
 //     SetKeepAlivePeriod/Config, SetNoDelay, SetLinger, SetReadBuffer and
 //     SetWriteBuffer return nil on host sockets (they mean nothing there).
-//   - src/net/net_seedfall_wasip1.go (new): the host imports below, listen,
-//     an asynchronous connect that waits like Go's Unix connect (WaitWrite,
-//     then SO_ERROR; context deadline and cancellation honoured), addresses.
+//   - src/net/net_seedfall_wasip1.go (new): the TCP host imports below,
+//     listen, an asynchronous connect that waits like Go's Unix connect
+//     (WaitWrite, then SO_ERROR; context deadline and cancellation
+//     honoured), addresses.
+//   - src/net/net_seedfall_udp_wasip1.go (new, with Options.UDP): the UDP
+//     host imports, UDP sockets, and netFD's datagram methods (readFrom,
+//     readMsg, writeTo, writeMsg and their Inet4/Inet6 forms), which take
+//     precedence over the ones promoted from Go's fake network and wait on
+//     netpoll through RawRead/RawWrite, so deadlines work as for any socket.
 //
 // Everything else is stock Go: reads, writes, accepts, closes and deadlines
 // go through internal/poll and the runtime netpoll, which call the standard
@@ -70,9 +77,51 @@
 //	(one space), "<local>" for a listener, each in netip.AddrPort.String form
 //	("10.0.0.1:80", "[::1]:80"). A listener on every address reports the
 //	unspecified address ("0.0.0.0:80").
-//	Host side: Conn.LocalAddr, Conn.RemoteAddr, Listener.Addr.
+//	Host side: Conn.LocalAddr, Conn.RemoteAddr, Listener.Addr; for a UDP
+//	socket UDPConn.LocalAddr, plus UDPConn.RemoteAddr once connected
+//	("<local>" alone when it is not).
 //	Errors: EBADF, ENOTSOCK, ERANGE (buf_len too small; the guest passes 128),
 //	EFAULT.
+//
+// The four UDP calls below are imported only by guests built with
+// Options.UDP.
+//
+// sock_udp_bind(ip_ptr, ip_len, port, fd_out) -> errno
+//
+//	Open a UDP socket bound to ip:port (ip as for sock_listen; port 0 picks
+//	an ephemeral port, from a counter apart from TCP's). Writes the new fd
+//	at fd_out. net.ListenPacket/ListenUDP bind their address; DialUDP binds
+//	the unspecified address and port 0, then calls sock_udp_connect.
+//	Host side: netsim.Network.ListenUDP(host, ip, port).
+//	Errors: EADDRINUSE, EADDRNOTAVAIL, EINVAL, EMFILE, EFAULT.
+//
+// sock_udp_connect(fd, ip_ptr, ip_len, port) -> errno
+//
+//	Set the UDP socket's peer (0 ip bytes means loopback): fd_write sends to
+//	it and only its datagrams are received.
+//	Host side: netsim.UDPConn.Connect(ip, port).
+//	Errors: EBADF, ENOTSOCK (not a UDP socket), EINVAL (port 0 or out of
+//	range, bad ip_len), EFAULT.
+//
+// sock_send_to(fd, buf_ptr, buf_len, ip_ptr, ip_len, port, n_out) -> errno
+//
+//	Send buf_len bytes at buf_ptr as one datagram to ip:port (0 ip bytes
+//	means loopback) and write the count sent (u32) at n_out. buf_ptr may be
+//	anything when buf_len is 0. Never blocks.
+//	Host side: netsim.UDPConn.SendTo(data, addr).
+//	Errors: EBADF, ENOTSOCK, EMSGSIZE (over 65507 bytes), EINVAL (port 0,
+//	bad ip_len), EFAULT.
+//
+// sock_recv_from(fd, buf_ptr, buf_len, addr_ptr, addr_len, n_out, addr_n_out) -> errno
+//
+//	Take the oldest queued datagram: copy at most buf_len bytes of it to
+//	buf_ptr (the rest is discarded), write the count copied at n_out, and
+//	write the sender's address as text ("10.0.0.2:53", netip.AddrPort form,
+//	no terminator) at addr_ptr and its length at addr_n_out. EAGAIN when
+//	none is queued; the guest then waits for FD_READ in poll_oneoff.
+//	Host side: netsim.UDPConn.RecvFrom(buf).
+//	Errors: EAGAIN, EBADF, ENOTSOCK, ERANGE (addr_len too small; the guest
+//	passes 64), EFAULT.
 //
 // # Standard WASI calls on socket fds (wasi_snapshot_preview1)
 //
@@ -81,17 +130,22 @@
 //
 //   - fd_read: Conn.Read into the iovecs in order, stopping at the first short
 //     read. EAGAIN only when no byte was read; nread 0 with errno 0 is EOF.
+//     On a UDP socket (Read on a DialUDP conn): one UDPConn.RecvFrom into
+//     the iovecs taken as one buffer; nread 0 is an empty datagram, not EOF.
 //   - fd_write: Conn.Write from the iovecs in order, stopping at the first
-//     short write. EAGAIN only when no byte was written.
+//     short write. EAGAIN only when no byte was written. On a UDP socket:
+//     one UDPConn.Send of the iovecs joined (EDESTADDRREQ if not connected).
 //   - sock_accept(fd, flags, fd_out): Listener.Accept; flags are ignored.
 //   - sock_shutdown(fd, how): how bit 0 (1) is SHUT_RD, bit 1 (2) is SHUT_WR:
 //     Conn.Shutdown(how&1 != 0, how&2 != 0). ENOTCONN on a listener.
-//   - fd_close: Conn.Close or Listener.Close. When a node's process exits,
+//   - fd_close: Conn.Close, Listener.Close or UDPConn.Close. When a node's process exits,
 //     close its socket fds in fd order (FIN, or RST over unread data); when
 //     it crashes, call netsim.Network.HostDown instead.
-//   - fd_fdstat_get: filetype SOCKET_STREAM (6).
-//   - poll_oneoff: an FD_READ subscription is ready when ReadableAt (Conn or
-//     Listener) is in [0, now], FD_WRITE when WritableAt is. Otherwise the
+//   - fd_fdstat_get: filetype SOCKET_STREAM (6), SOCKET_DGRAM (5) for UDP.
+//   - sock_shutdown on a UDP socket: ENOTCONN; sock_accept: EINVAL;
+//     sock_status: 0.
+//   - poll_oneoff: an FD_READ subscription is ready when ReadableAt (Conn,
+//     Listener or UDPConn) is in [0, now], FD_WRITE when WritableAt is. Otherwise the
 //     node sleeps until the smallest non-negative time among them (or a clock
 //     subscription), and -1 means "until some other node acts". Report ready
 //     socket events with error 0 and no hangup flag: Go's netpoll turns an
@@ -123,6 +177,9 @@ const TestedWith = "go1.26"
 
 //go:embed net_seedfall_wasip1.go.in
 var seedfallGo []byte
+
+//go:embed net_seedfall_udp_wasip1.go.in
+var seedfallUDPGo []byte
 
 // hook inserts text after the one line of a file that equals anchor (leading
 // and trailing blanks ignored).
@@ -167,16 +224,36 @@ var patches = []patch{
 // NewFile is the GOROOT-relative path of the file the overlay adds.
 const NewFile = "src/net/net_seedfall_wasip1.go"
 
-// Files returns the overlay for `go build -overlay`, keyed by GOROOT-relative
-// slash-separated path: the patched copies of package net's files and the
-// added NewFile. The caller writes each value to a file and maps
-// filepath.Join(goroot, key) to it in the overlay's "Replace" table.
+// NewUDPFile is the GOROOT-relative path of the file an overlay with
+// Options.UDP adds.
+const NewUDPFile = "src/net/net_seedfall_udp_wasip1.go"
+
+// Options selects the optional parts of the overlay.
+type Options struct {
+	// UDP routes UDP sockets (net.ListenPacket, ListenUDP, DialUDP) through
+	// the simulated network. The guest then imports sock_udp_bind,
+	// sock_udp_connect, sock_send_to and sock_recv_from from the host, so
+	// turn it on only once the WASI layer exports them: a guest that
+	// imports a function the host lacks fails to instantiate. Without it UDP
+	// stays on Go's in-process fake network.
+	UDP bool
+}
+
+// Files returns the overlay without optional parts: FilesWith(goroot,
+// Options{}).
+func Files(goroot string) (map[string][]byte, error) { return FilesWith(goroot, Options{}) }
+
+// FilesWith returns the overlay for `go build -overlay`, keyed by
+// GOROOT-relative slash-separated path: the patched copies of package net's
+// files, the added NewFile, and NewUDPFile with opts.UDP. The caller writes
+// each value to a file and maps filepath.Join(goroot, key) to it in the
+// overlay's "Replace" table.
 //
 // It fails, naming the Go version and the file, when the installed Go's
 // sources do not have the lines the patches hook onto.
-func Files(goroot string) (map[string][]byte, error) {
+func FilesWith(goroot string, opts Options) (map[string][]byte, error) {
 	version := goVersion(goroot)
-	out := make(map[string][]byte, len(patches)+1)
+	out := make(map[string][]byte, len(patches)+2)
 	for _, p := range patches {
 		src, err := os.ReadFile(filepath.Join(goroot, filepath.FromSlash(p.file)))
 		if err != nil {
@@ -189,6 +266,9 @@ func Files(goroot string) (map[string][]byte, error) {
 		out[p.file] = patched
 	}
 	out[NewFile] = bytes.Clone(seedfallGo)
+	if opts.UDP {
+		out[NewUDPFile] = bytes.Clone(seedfallUDPGo)
+	}
 	return out, nil
 }
 

@@ -42,6 +42,13 @@ func TestFilesOnThisGoroot(t *testing.T) {
 	if len(files) != len(patches)+1 {
 		t.Errorf("%d files, want %d", len(files), len(patches)+1)
 	}
+	withUDP, err := FilesWith(root, Options{UDP: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(withUDP) != len(patches)+2 || !bytes.Equal(withUDP[NewUDPFile], seedfallUDPGo) {
+		t.Errorf("FilesWith UDP: %d files, want %d with %s", len(withUDP), len(patches)+2, NewUDPFile)
+	}
 	if !bytes.Equal(files[NewFile], seedfallGo) || !bytes.HasPrefix(seedfallGo, []byte("// Added to package net")) {
 		t.Errorf("%s is not the embedded file", NewFile)
 	}
@@ -238,6 +245,38 @@ func main() {
 		b, _ := io.ReadAll(resp.Body)
 		fmt.Println(string(b))
 	}
+	udp()
+}
+
+// udp uses every datagram entry point of package net.
+func udp() {
+	pc, err := net.ListenPacket("udp", ":5353")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer pc.Close()
+	pc.SetReadDeadline(time.Now().Add(time.Second))
+	uc, err := net.DialUDP("udp", nil, &net.UDPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 5353})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer uc.Close()
+	uc.Write([]byte("ping"))
+	buf := make([]byte, 1500)
+	n, from, err := pc.ReadFrom(buf)
+	fmt.Println(n, from, err)
+	pc.WriteTo(buf[:n], from)
+	n, err = uc.Read(buf)
+	fmt.Println(n, err, uc.LocalAddr(), uc.RemoteAddr())
+	u := pc.(*net.UDPConn)
+	n, ap, err := u.ReadFromUDPAddrPort(buf)
+	fmt.Println(n, ap, err)
+	u.WriteToUDPAddrPort(buf[:n], ap)
+	n, _, _, ua, err := u.ReadMsgUDP(buf, nil)
+	fmt.Println(n, ua, err)
+	u.WriteMsgUDP(buf[:n], nil, ua)
 }
 `
 
@@ -245,10 +284,31 @@ func main() {
 // the overlay, and checks that the binary imports the seedfall host calls.
 func TestOverlayCompiles(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a wasip1 binary (several seconds)")
+		t.Skip("builds wasip1 binaries (several seconds)")
 	}
+	udpCalls := []string{"sock_udp_bind", "sock_udp_connect", "sock_send_to", "sock_recv_from"}
+	// Without the UDP part, no guest imports a UDP call: hosts that do not
+	// export them can still run it.
+	wasm := buildGuest(t, Options{})
+	for _, name := range udpCalls {
+		if bytes.Contains(wasm, []byte(name)) {
+			t.Errorf("the guest built without Options.UDP imports %s", name)
+		}
+	}
+	wasm = buildGuest(t, Options{UDP: true})
+	for _, name := range append([]string{"seedfall", "sock_listen", "sock_connect", "sock_status", "sock_addrs", "sock_accept"}, udpCalls...) {
+		if !bytes.Contains(wasm, []byte(name)) {
+			t.Errorf("the guest does not import %s", name)
+		}
+	}
+}
+
+// buildGuest builds guestMain for wasip1 with the overlay and returns the
+// binary.
+func buildGuest(t *testing.T, opts Options) []byte {
+	t.Helper()
 	root := goroot(t)
-	files, err := Files(root)
+	files, err := FilesWith(root, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,16 +341,33 @@ func TestOverlayCompiles(t *testing.T) {
 	}
 	wasm, err := os.ReadFile(out)
 	must(t, err)
-	for _, name := range []string{"seedfall", "sock_listen", "sock_connect", "sock_status", "sock_addrs", "sock_accept"} {
-		if !bytes.Contains(wasm, []byte(name)) {
-			t.Errorf("the guest does not import %s", name)
-		}
-	}
+	return wasm
 }
 
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHostABIDocumented checks that every host import of the guest file is
+// documented in the package doc, which is the integrator's contract.
+func TestHostABIDocumented(t *testing.T) {
+	doc, err := os.ReadFile("netoverlay.go")
+	must(t, err)
+	var imports []string
+	for _, line := range strings.Split(string(seedfallGo)+string(seedfallUDPGo), "\n") {
+		if name, ok := strings.CutPrefix(line, "//go:wasmimport seedfall "); ok {
+			imports = append(imports, name)
+		}
+	}
+	if len(imports) < 8 {
+		t.Fatalf("found %d seedfall imports in the guest file, want at least 8: %v", len(imports), imports)
+	}
+	for _, name := range imports {
+		if !strings.Contains(string(doc), "// "+name+"(") {
+			t.Errorf("host import %s is not documented in the package doc", name)
+		}
 	}
 }
