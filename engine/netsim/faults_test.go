@@ -408,3 +408,23 @@ func TestCloseWhileSynAckHeld(t *testing.T) {
 		t.Errorf("read = %v, want ECONNRESET", e)
 	}
 }
+
+// Marking a host fault-free releases what its links held, at once.
+func TestSetFaultFreeReleases(t *testing.T) {
+	w, l := faultWorld(t)
+	client, server := w.connect(l, 0, 1000, 1000)
+	w.now = 5000
+	w.n.Partition([][]int{{0}, {1, 2}})
+	w.write(client, "x")
+	if w.n.Reachable(0, 1) {
+		t.Fatal("the partition does not cut 0 -> 1")
+	}
+	w.now = 6000
+	w.n.SetFaultFree(1, true)
+	if !w.n.Reachable(0, 1) || w.n.Reachable(0, 2) {
+		t.Errorf("fault-free host 1: Reachable(0,1)=%v Reachable(0,2)=%v, want true, false", w.n.Reachable(0, 1), w.n.Reachable(0, 2))
+	}
+	if r := server.ReadableAt(); r != 7000 {
+		t.Errorf("ReadableAt = %d, want 7000", r)
+	}
+}
