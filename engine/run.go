@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,9 +72,41 @@ type runner struct {
 	nodes []*node
 
 	faultsOn bool
+	given    *faults.Schedule // a replay's schedule; nil when faults are drawn
 	applied  []faults.Fault
 	res      *Result
+
+	// Hooks that fault families set in their setup (see family).
+	crashDisk func(n *node)                                   // default: n.disk.Crash()
+	datagram  func(from, to int, seq uint64) (drop, dup bool) // UDP loss and duplication
 }
+
+// family is one group of fault kinds: crashes here, others in files of
+// their own. Each hook is optional. Families run in the order of their
+// names, so a run never depends on the order init functions ran in.
+type family struct {
+	name    string
+	setup   func(r *runner) error                          // once per run, before any program starts
+	disk    func(r *runner, n *node, o *disk.Options)      // per node, before its disk is made
+	process func(r *runner, n *node, p *wasi.Process)      // per incarnation, before it runs
+	plan    func(r *runner) []faults.Fault                 // timed faults drawn from the world's rates
+	apply   func(r *runner, f faults.Fault) (handled bool) // a planned fault's moment has come
+}
+
+var families []family
+
+func init() {
+	register(family{name: "crash", plan: (*runner).planCrashes, apply: (*runner).applyCrash})
+}
+
+// register adds a fault family; call it from an init function.
+func register(f family) {
+	families = append(families, f)
+	slices.SortFunc(families, func(a, b family) int { return strings.Compare(a.name, b.name) })
+}
+
+// record adds a fault that happened to the run's schedule.
+func (r *runner) record(f faults.Fault) { r.applied = append(r.applied, f) }
 
 type node struct {
 	r     *runner
@@ -100,16 +134,36 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		netR:     rng.New(opt.Seed, "net", -1),
 		faultsOn: true,
 	}
+	r.given = opt.Schedule
+	r.crashDisk = func(n *node) { n.disk.Crash() }
 	if w.NetOverlay {
 		var buf []byte
 		r.net = netsim.New(netsim.Config{Now: r.s.Now, Latency: r.latency, Trace: func(e netsim.Event) {
 			buf = appendNetEvent(buf[:0], e)
 			r.tr.Fold(buf)
+		}, Datagram: func(from, to int, seq uint64) (bool, bool) {
+			if r.datagram == nil {
+				return false, false
+			}
+			return r.datagram(from, to, seq)
 		}})
+	}
+	for _, f := range families {
+		if f.setup != nil {
+			if err := f.setup(r); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for i, prog := range p.Programs {
 		n := &node{r: r, prog: prog, host: i, rst: rng.ForName(opt.Seed, "restart", prog.Name)}
-		n.disk = disk.New(disk.Options{StrictDirs: w.Faults.StrictDirs, Now: r.wallNow})
+		o := disk.Options{StrictDirs: w.Faults.StrictDirs, Now: r.wallNow}
+		for _, f := range families {
+			if f.disk != nil {
+				f.disk(r, n, &o)
+			}
+		}
+		n.disk = disk.New(o)
 		// A fresh machine has /tmp, where os.TempDir points.
 		if err := n.disk.MkdirAll("tmp"); err != nil {
 			return nil, err
@@ -145,14 +199,17 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	if sch != nil {
 		planned = sch.Faults
 	} else {
-		planned = faults.PlanCrashes(opt.Seed, faults.CrashPlan{
-			Nodes:        r.crashable(),
-			PerSec:       w.Faults.CrashPerSec,
-			RestartAfter: [2]time.Duration{w.Faults.RestartAfter.Min, w.Faults.RestartAfter.Max},
-			Horizon:      w.Duration,
-		})
+		for _, f := range families {
+			if f.plan != nil {
+				planned = append(planned, f.plan(r)...)
+			}
+		}
+		slices.SortStableFunc(planned, func(a, b faults.Fault) int { return cmp.Compare(a.At, b.At) })
 	}
 	for _, f := range planned {
+		if k, _ := faults.Lookup(f.Kind); k.AtOp {
+			continue // fires at its operation, not at a time
+		}
 		f := f
 		r.s.At(int64(f.At), func() { r.apply(f) })
 	}
@@ -272,6 +329,11 @@ func (r *runner) start(n *node) {
 			r.tr.Add(trace.Line{At: r.s.Now(), Node: n.prog.Name, Inc: inc, Kind: kind, Text: string(line)})
 		},
 		SetupComplete: func() { r.event(n, "setup complete") },
+	}
+	for _, f := range families {
+		if f.process != nil {
+			f.process(r, n, wp)
+		}
 	}
 	n.wp = wp
 	r.event(n, "start")
@@ -410,34 +472,74 @@ func (r *runner) finally() *node {
 	return nil
 }
 
-// apply fires a scheduled fault, if it can happen now.
+// apply fires a timed fault, if it can happen now.
 func (r *runner) apply(f faults.Fault) {
 	if r.res != nil || !r.faultsOn {
 		return
 	}
-	switch f.Kind {
-	case faults.Crash:
-		n := r.byName(f.Node)
-		if n == nil || !n.up {
+	for _, fam := range families {
+		if fam.apply != nil && fam.apply(r, f) {
 			return
 		}
-		r.applied = append(r.applied, f)
-		n.crash = true
-		r.s.Kill(n.proc)
-		n.up = false
-		n.wp.FlushOutput()
-		if r.net != nil {
-			r.net.HostDown(n.host)
-		}
-		n.disk.Crash()
-		r.event(n, fmt.Sprintf("crash, restart at %v", f.Until))
-		inc := n.inc
-		r.s.At(int64(f.Until), func() {
-			if r.res == nil && !n.up && n.inc == inc {
-				r.start(n)
-			}
-		})
 	}
+}
+
+// planCrashes draws every node's crashes from crash_per_sec.
+func (r *runner) planCrashes() []faults.Fault {
+	return faults.PlanCrashes(r.seed, faults.CrashPlan{
+		Nodes:        r.crashable(),
+		PerSec:       r.w.Faults.CrashPerSec,
+		RestartAfter: [2]time.Duration{r.w.Faults.RestartAfter.Min, r.w.Faults.RestartAfter.Max},
+		Horizon:      r.w.Duration,
+	})
+}
+
+// applyCrash kills a node that is up and schedules its restart.
+func (r *runner) applyCrash(f faults.Fault) bool {
+	if f.Kind != faults.Crash {
+		return false
+	}
+	n := r.byName(f.Node)
+	if n == nil || !n.up {
+		return true
+	}
+	r.record(f)
+	r.crash(n, f.Until)
+	return true
+}
+
+// crash kills a node now, as a power cut would, and restarts it at until.
+// It runs on the scheduler, while the node waits.
+func (r *runner) crash(n *node, until time.Duration) {
+	n.crash = true
+	r.s.Kill(n.proc)
+	r.crashed(n, until)
+}
+
+// crashInCall crashes n from inside one of its own host calls (a crash in
+// the middle of a disk operation): the same as crash, then the guest
+// unwinds and never returns from the call.
+func (r *runner) crashInCall(n *node, until time.Duration) {
+	n.crash = true
+	r.crashed(n, until)
+	panic(sys.NewExitError(wasi.ExitKilled))
+}
+
+// crashed is what a crash does to the world once the process is gone.
+func (r *runner) crashed(n *node, until time.Duration) {
+	n.up = false
+	n.wp.FlushOutput()
+	if r.net != nil {
+		r.net.HostDown(n.host)
+	}
+	r.crashDisk(n)
+	r.event(n, fmt.Sprintf("crash, restart at %v", until))
+	inc := n.inc
+	r.s.At(int64(until), func() {
+		if r.res == nil && !n.up && n.inc == inc {
+			r.start(n)
+		}
+	})
 }
 
 func (r *runner) pass(reason string) {

@@ -8,23 +8,75 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/seedfall/seedfall/engine/rng"
 )
 
-// Kinds this build knows how to apply.
-const (
-	Crash = "crash" // the node dies at At and restarts at Until
-)
+// Crash is the kind of a planned crash: the node dies at At and restarts at
+// Until. Other kinds register themselves with Register.
+const Crash = "crash"
 
-// Fault is one fault of a schedule.
+// KindInfo describes a fault kind this build can apply.
+type KindInfo struct {
+	Name string
+	// AtOp is true for faults that fire at an operation (a disk op, a
+	// datagram, a buggify hit): their At only records when it happened,
+	// and Op says where they fire.
+	AtOp bool
+	// Lasts is true for faults with a duration: Until must not be before At.
+	Lasts bool
+	// NoNode is true for kinds that name no single node (partitions,
+	// link clogs).
+	NoNode bool
+}
+
+var kinds = map[string]KindInfo{
+	Crash: {Name: Crash, Lasts: true},
+}
+
+// Register adds a fault kind. It is called from init functions.
+func Register(k KindInfo) { kinds[k.Name] = k }
+
+// Lookup returns a registered kind.
+func Lookup(name string) (KindInfo, bool) {
+	k, ok := kinds[name]
+	return k, ok
+}
+
+// Known lists the registered kinds, sorted.
+func Known() []string {
+	names := make([]string, 0, len(kinds))
+	for n := range kinds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Fault is one fault of a schedule, in the spec's JSON form. Fields a kind
+// does not use stay zero and are left out of the JSON.
 type Fault struct {
-	At    time.Duration
-	Kind  string
-	Node  string
-	Until time.Duration
+	At     time.Duration
+	Kind   string
+	Node   string
+	From   string     // a link's sender (clog), or a datagram's sender
+	To     string     // a link's receiver (clog), or where a datagram went
+	Side   []string   // one side of a partition
+	Groups [][]string // a partition as groups; two nodes talk if a group holds both
+	Dir    string     // clog of a node: in, out or both
+	Mode   string     // clog: stop, slow or jam
+	Delay  time.Duration
+	Factor float64 // slowdown factor
+	Op     uint64  // the operation number the fault fires at
+	Path   string  // the file a disk fault hit
+	Offset int64   // where in the file
+	Target int64   // where a misdirected write landed
+	Site   string  // buggify site
+	Until  time.Duration
 }
 
 // String is the one-line form used in listings: "427.268ms  crash server, restart at 791.388ms".
@@ -33,19 +85,74 @@ func (f Fault) String() string {
 	case Crash:
 		return fmt.Sprintf("%v  crash %s, restart at %v", f.At, f.Node, f.Until)
 	}
-	return fmt.Sprintf("%v  %s %s until %v", f.At, f.Kind, f.Node, f.Until)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v  %s", f.At, f.Kind)
+	for _, s := range []string{f.Node, f.From, f.To} {
+		if s != "" {
+			b.WriteString(" " + s)
+		}
+	}
+	if len(f.Side) > 0 {
+		fmt.Fprintf(&b, " side %v", f.Side)
+	}
+	if len(f.Groups) > 0 {
+		fmt.Fprintf(&b, " groups %v", f.Groups)
+	}
+	for _, kv := range [][2]string{{"dir", f.Dir}, {"mode", f.Mode}, {"path", f.Path}, {"site", f.Site}} {
+		if kv[1] != "" {
+			fmt.Fprintf(&b, " %s %s", kv[0], kv[1])
+		}
+	}
+	if f.Delay != 0 {
+		fmt.Fprintf(&b, " delay %v", f.Delay)
+	}
+	if f.Factor != 0 {
+		fmt.Fprintf(&b, " factor %v", f.Factor)
+	}
+	if f.Op != 0 {
+		fmt.Fprintf(&b, " op #%d", f.Op)
+	}
+	if f.Offset != 0 {
+		fmt.Fprintf(&b, " offset %d", f.Offset)
+	}
+	if f.Target != 0 {
+		fmt.Fprintf(&b, " target %d", f.Target)
+	}
+	if f.Until > f.At {
+		fmt.Fprintf(&b, " until %v", f.Until)
+	}
+	return b.String()
 }
 
 type faultJSON struct {
-	At    string `json:"at"`
-	Kind  string `json:"kind"`
-	Node  string `json:"node,omitempty"`
-	Until string `json:"until"`
+	At     string     `json:"at"`
+	Kind   string     `json:"kind"`
+	Node   string     `json:"node,omitempty"`
+	From   string     `json:"from,omitempty"`
+	To     string     `json:"to,omitempty"`
+	Side   []string   `json:"side,omitempty"`
+	Groups [][]string `json:"groups,omitempty"`
+	Dir    string     `json:"dir,omitempty"`
+	Mode   string     `json:"mode,omitempty"`
+	Delay  string     `json:"delay,omitempty"`
+	Factor float64    `json:"factor,omitempty"`
+	Op     uint64     `json:"op,omitempty"`
+	Path   string     `json:"path,omitempty"`
+	Offset int64      `json:"offset,omitempty"`
+	Target int64      `json:"target,omitempty"`
+	Site   string     `json:"site,omitempty"`
+	Until  string     `json:"until"`
 }
 
 // MarshalJSON writes the spec's form: {"at": "1.2s", "kind": "crash", "node": "n1", "until": "1.5s"}.
 func (f Fault) MarshalJSON() ([]byte, error) {
-	return json.Marshal(faultJSON{At: f.At.String(), Kind: f.Kind, Node: f.Node, Until: f.Until.String()})
+	j := faultJSON{At: f.At.String(), Kind: f.Kind, Node: f.Node, From: f.From, To: f.To, Side: f.Side, Groups: f.Groups,
+		Dir: f.Dir, Mode: f.Mode, Factor: f.Factor, Op: f.Op, Path: f.Path, Offset: f.Offset, Target: f.Target, Site: f.Site,
+		Until: f.Until.String()}
+	if f.Delay != 0 {
+		j.Delay = f.Delay.String()
+	}
+	return json.Marshal(j)
 }
 
 // UnmarshalJSON reads the spec's form and refuses fields it does not know.
@@ -56,14 +163,17 @@ func (f *Fault) UnmarshalJSON(b []byte) error {
 	if err := d.Decode(&j); err != nil {
 		return err
 	}
+	*f = Fault{Kind: j.Kind, Node: j.Node, From: j.From, To: j.To, Side: j.Side, Groups: j.Groups, Dir: j.Dir, Mode: j.Mode,
+		Factor: j.Factor, Op: j.Op, Path: j.Path, Offset: j.Offset, Target: j.Target, Site: j.Site}
 	var err error
-	if f.At, err = parseDur("at", j.At); err != nil {
-		return err
+	for _, d := range []struct {
+		name, s string
+		to      *time.Duration
+	}{{"at", j.At, &f.At}, {"until", j.Until, &f.Until}, {"delay", j.Delay, &f.Delay}} {
+		if *d.to, err = parseDur(d.name, d.s); err != nil {
+			return err
+		}
 	}
-	if f.Until, err = parseDur("until", j.Until); err != nil {
-		return err
-	}
-	f.Kind, f.Node = j.Kind, j.Node
 	return nil
 }
 
@@ -156,23 +266,30 @@ func Load(path string, programs []string) (*Schedule, error) {
 }
 
 func (f Fault) check(programs []string) error {
-	switch f.Kind {
-	case Crash:
-	default:
-		return fmt.Errorf("unknown fault kind %q (this build knows: crash)", f.Kind)
+	k, ok := kinds[f.Kind]
+	if !ok {
+		return fmt.Errorf("unknown fault kind %q (this build knows: %s)", f.Kind, strings.Join(Known(), ", "))
 	}
-	known := false
-	for _, p := range programs {
-		known = known || p == f.Node
+	names := append([]string{f.Node, f.From, f.To}, f.Side...)
+	for _, g := range f.Groups {
+		names = append(names, g...)
 	}
-	if !known {
-		return fmt.Errorf("node %q is not in the world (it has %v)", f.Node, programs)
+	for _, n := range names {
+		if n != "" && !slices.Contains(programs, n) {
+			return fmt.Errorf("node %q is not in the world (it has %v)", n, programs)
+		}
+	}
+	if f.Node == "" && !k.NoNode {
+		return fmt.Errorf("a %s fault needs a node", f.Kind)
 	}
 	if f.At < 0 {
 		return fmt.Errorf("at %v is negative", f.At)
 	}
-	if f.Until < f.At {
+	if k.Lasts && f.Until < f.At {
 		return fmt.Errorf("until %v is before at %v", f.Until, f.At)
+	}
+	if k.AtOp && f.Op < 1 {
+		return fmt.Errorf("op must be at least 1: a %s fault fires at an operation", f.Kind)
 	}
 	return nil
 }

@@ -107,3 +107,56 @@ func TestLoadRejectsBadFaults(t *testing.T) {
 		t.Fatalf("empty schedule: %v %+v", err, s)
 	}
 }
+
+// Every fault form the spec shows reads and writes back byte for byte.
+func TestSpecFaultFormsRoundTrip(t *testing.T) {
+	for _, js := range []string{
+		`{"at":"1.2s","kind":"partition","groups":[["n1","n2"],["n2","n3"],["n3","client"],["client","n1"]],"until":"2s"}`,
+		`{"at":"1.5s","kind":"clog","from":"n1","to":"n2","mode":"stop","until":"3s"}`,
+		`{"at":"1.6s","kind":"clog","node":"n3","dir":"out","mode":"slow","delay":"80ms","until":"2.4s"}`,
+		`{"at":"2.1s","kind":"net_reset","node":"n2","until":"2.1s"}`,
+		`{"at":"2.5s","kind":"slow","node":"n1","factor":4.5,"until":"6s"}`,
+		`{"at":"2.1s","kind":"udp_drop","node":"n1","to":"n2","op":17,"until":"0s"}`,
+		`{"at":"1.942589003s","kind":"read_corrupt","node":"server","op":3,"path":"data/kv.log","offset":70,"until":"0s"}`,
+		`{"at":"5.259168s","kind":"misdirected_write","node":"server","op":558,"path":"data/kv.log","offset":4096,"until":"0s"}`,
+		`{"at":"657.015787ms","kind":"bitrot","node":"server","path":"data/kv.log","offset":22,"until":"657.015787ms"}`,
+	} {
+		var f Fault
+		if err := json.Unmarshal([]byte(js), &f); err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		b, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != js {
+			t.Errorf("round trip:\n got %s\nwant %s", b, js)
+		}
+		if f.String() == "" {
+			t.Errorf("%s: empty listing", js)
+		}
+	}
+}
+
+func TestRegisteredKindsAreChecked(t *testing.T) {
+	Register(KindInfo{Name: "test_op", AtOp: true})
+	defer delete(kinds, "test_op")
+	programs := []string{"a", "b"}
+	for _, tc := range []struct {
+		f    Fault
+		want string
+	}{
+		{Fault{Kind: "test_op", Node: "a"}, "op must be at least 1"},
+		{Fault{Kind: "test_op", Op: 3}, "needs a node"},
+		{Fault{Kind: "test_op", Node: "a", Op: 3, To: "zz"}, `node "zz" is not in the world`},
+		{Fault{Kind: "test_op", Node: "a", Op: 3}, ""},
+	} {
+		err := tc.f.check(programs)
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err %v, want %q", tc.f, err, tc.want)
+		}
+	}
+	if !strings.Contains(strings.Join(Known(), ","), "test_op") {
+		t.Fatalf("Known() = %v", Known())
+	}
+}

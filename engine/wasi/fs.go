@@ -185,7 +185,8 @@ func fdClose(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 }
 
 func fdSync(ctx context.Context, m api.Module, s []uint64) errno.Errno {
-	e := proc(ctx).fd(uint32(s[0]))
+	p := proc(ctx)
+	e := p.fd(uint32(s[0]))
 	if e == nil {
 		return errno.EBADF
 	}
@@ -193,6 +194,14 @@ func fdSync(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	case kindFile, kindDir:
 		if e.readonly {
 			return 0
+		}
+		// A slow fsync holds up the whole node: a wasip1 guest runs every
+		// goroutine on one thread.
+		if p.SyncDelay != nil {
+			if d := p.SyncDelay(); d > 0 {
+				until := p.Now() + d
+				p.block(ctx, m, func() int64 { return until })
+			}
 		}
 		return e.h.Sync()
 	case kindStdout, kindStderr, kindStdin:

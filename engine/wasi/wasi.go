@@ -55,6 +55,9 @@ type Process struct {
 	Output func(stream int, line []byte)
 	// SetupComplete is called when the program calls sim.SetupComplete().
 	SetupComplete func()
+	// SyncDelay, if set, is the virtual time each file or directory fsync
+	// takes (disk_latency); the node waits that long before it syncs.
+	SyncDelay func() int64
 
 	fds      []*fdEntry
 	lineBuf  [3][]byte
