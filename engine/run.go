@@ -79,6 +79,8 @@ type runner struct {
 	// Hooks that fault families set in their setup (see family).
 	crashDisk func(n *node)                                   // default: n.disk.Crash()
 	datagram  func(from, to int, seq uint64) (drop, dup bool) // UDP loss and duplication
+
+	diskf *diskRun // disk faults' per-run state (diskfaults.go)
 }
 
 // family is one group of fault kinds: crashes here, others in files of

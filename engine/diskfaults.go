@@ -1,0 +1,395 @@
+package engine
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/seedfall/seedfall/engine/disk"
+	"github.com/seedfall/seedfall/engine/errno"
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/world"
+)
+
+// Disk fault kinds that fire at an operation, as the schedule names them.
+// "disk op #N" (writes, truncates, fsyncs) numbers all but the read kinds,
+// which count "disk read #N".
+const (
+	KindCrashIO          = "crash_io"
+	KindFsyncEIO         = disk.KindFsyncEIO
+	KindWriteEIO         = "write_eio"
+	KindWriteENOSPC      = "write_enospc"
+	KindReadEIO          = "read_eio"
+	KindReadCorrupt      = disk.KindReadCorrupt
+	KindLostWrite        = disk.KindLostWrite
+	KindMisdirectedWrite = disk.KindMisdirectedWrite
+	KindBitrot           = disk.KindBitrot
+)
+
+func init() {
+	register(family{name: "disk", setup: setupDisk, disk: (*runner).diskOptions, process: (*runner).diskProcess,
+		plan: (*runner).planBitrot, apply: (*runner).applyBitrot})
+	faults.Register(faults.KindInfo{Name: KindCrashIO, AtOp: true, Lasts: true})
+	for _, k := range []string{KindFsyncEIO, KindWriteEIO, KindWriteENOSPC, KindReadEIO, KindReadCorrupt, KindLostWrite, KindMisdirectedWrite} {
+		faults.Register(faults.KindInfo{Name: k, AtOp: true})
+	}
+	faults.Register(faults.KindInfo{Name: KindBitrot})
+	for _, f := range []string{"torn_writes", "reorder_writes", "fs_model", "corrupt_on_crash", "crash_on_io",
+		"fsync_eio", "write_eio", "write_enospc", "read_eio", "read_corrupt", "lost_write", "misdirected_write",
+		"disk_bytes", "disk_latency", "bitrot_per_sec"} {
+		Implemented["faults."+f] = true
+	}
+	for _, p := range []string{"nodes[]", "workload", "workloads[]", "finally"} {
+		Implemented[p+".disk"] = true
+		Implemented[p+".files"] = true
+	}
+}
+
+// diskRun is the disk faults' state for one run.
+type diskRun struct {
+	crash disk.CrashConfig
+	nodes map[string]*diskNode // by program name; looked up, never iterated
+	// given indexes a replay's operation faults by where they fire.
+	given map[opKey][]faults.Fault
+}
+
+type opKey struct {
+	node string
+	read bool // counted by "disk read #N", not "disk op #N"
+	op   uint64
+}
+
+// diskNode is one program's disk fault state, across its incarnations.
+type diskNode struct {
+	faulty  bool   // the program takes disk faults (world.NodeFaults)
+	crashes uint64 // crashes so far: the crash model's draws are keyed by it
+	syncing uint64 // the inode whose fsync a crash_io interrupts, or 0
+	latency rng.Stream
+	seed    []seedFile // copied onto the disk before the first start
+}
+
+// seedFile is one entry of a seeded disk: a directory when dir is set.
+type seedFile struct {
+	path string
+	data []byte
+	dir  bool
+}
+
+func setupDisk(r *runner) error {
+	f := &r.w.Faults
+	d := &diskRun{nodes: map[string]*diskNode{}}
+	d.crash = disk.CrashConfig{Torn: f.TornWrites, Reorder: f.ReorderWrites, Corrupt: f.CorruptOnCrash, StrictDirs: f.StrictDirs}
+	if f.ReorderWrites {
+		d.crash.FSModel = disk.FSModel(f.FSModel)
+	}
+	if err := d.crash.Validate(); err != nil {
+		return err
+	}
+	for _, p := range r.w.Programs() {
+		dn := &diskNode{faulty: r.w.NodeFaults(p), latency: rng.ForName(r.seed, "disklatency", p.Name)}
+		var err error
+		if dn.seed, err = readSeed(p); err != nil {
+			return err
+		}
+		d.nodes[p.Name] = dn
+	}
+	if r.given != nil {
+		d.given = map[opKey][]faults.Fault{}
+		for _, f := range r.given.Faults {
+			if read, ok := opKinds[f.Kind]; ok {
+				k := opKey{node: f.Node, read: read, op: f.Op}
+				d.given[k] = append(d.given[k], f)
+			}
+		}
+	}
+	r.diskf = d
+	r.crashDisk = r.crashWithModel
+	return nil
+}
+
+// opKinds are the kinds that fire at an operation; true for reads.
+var opKinds = map[string]bool{
+	KindCrashIO: false, KindFsyncEIO: false, KindWriteEIO: false, KindWriteENOSPC: false,
+	KindLostWrite: false, KindMisdirectedWrite: false, KindReadEIO: true, KindReadCorrupt: true,
+}
+
+// readSeed reads a program's seeded disk and files from the host, in a
+// fixed order: the directory's tree in lexical order, then "files".
+func readSeed(p *world.Program) ([]seedFile, error) {
+	var out []seedFile
+	if p.Disk != "" {
+		err := filepath.WalkDir(p.Disk, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(p.Disk, path)
+			rel = filepath.ToSlash(rel)
+			switch {
+			case rel == ".":
+			case e.IsDir():
+				out = append(out, seedFile{path: rel, dir: true})
+			case e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0:
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return err
+				}
+				out = append(out, seedFile{path: rel, data: b})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: disk %s: %v (it must be a readable host directory)", p.Path, p.Disk, err)
+		}
+	}
+	for _, fc := range p.Files {
+		b, err := os.ReadFile(fc.Host)
+		if err != nil {
+			return nil, fmt.Errorf("%s: files: %v (each entry copies a readable host file)", p.Path, err)
+		}
+		out = append(out, seedFile{path: fc.Path, data: b})
+	}
+	return out, nil
+}
+
+// diskOptions gives a program's disk its size and, when it takes disk
+// faults, the hook that draws them per operation.
+func (r *runner) diskOptions(n *node, o *disk.Options) {
+	dn := r.diskf.nodes[n.prog.Name]
+	if !dn.faulty {
+		return
+	}
+	f := &r.w.Faults
+	o.Capacity = f.DiskBytes
+	if r.given != nil || f.CrashOnIO > 0 || f.FsyncEIO > 0 || f.WriteEIO > 0 || f.WriteENOSPC > 0 || f.ReadEIO > 0 ||
+		f.ReadCorrupt > 0 || f.LostWrite > 0 || f.MisdirectedWrite > 0 {
+		o.OnOp = func(op disk.Op) errno.Errno { return r.diskOp(n, dn, op) }
+	}
+}
+
+// diskProcess seeds the disk before the first start and sets the fsync
+// latency of every incarnation.
+func (r *runner) diskProcess(n *node, p *wasi.Process) {
+	dn := r.diskf.nodes[n.prog.Name]
+	if n.inc == 1 {
+		for _, sf := range dn.seed {
+			var err error
+			if sf.dir {
+				err = n.disk.MkdirAll(sf.path)
+			} else {
+				err = n.disk.WriteFile(sf.path, sf.data)
+			}
+			if err != nil {
+				r.fail(ClassExit, n, fmt.Sprintf("seeding the disk of %s: %v", n.prog.Name, err))
+				return
+			}
+		}
+	}
+	lat := r.w.Faults.DiskLatency
+	if dn.faulty && lat.Max > 0 {
+		p.SyncDelay = func() int64 { return int64(dn.latency.Between(lat.Min, lat.Max)) }
+	}
+}
+
+// candidate is one operation fault that may fire at an operation.
+type candidate struct {
+	kind string
+	prob float64
+}
+
+// candidates lists, in the order they are drawn, the faults that may fire
+// at op. The first that fires and applies is the only one.
+func (r *runner) candidates(op disk.Op) []candidate {
+	f := &r.w.Faults
+	switch op.Kind {
+	case disk.OpWrite:
+		return []candidate{{KindCrashIO, f.CrashOnIO}, {KindWriteEIO, f.WriteEIO}, {KindWriteENOSPC, f.WriteENOSPC}}
+	case disk.OpTruncate:
+		return []candidate{{KindCrashIO, f.CrashOnIO}}
+	case disk.OpSync:
+		if op.Dir {
+			return []candidate{{KindCrashIO, f.CrashOnIO}}
+		}
+		return []candidate{{KindCrashIO, f.CrashOnIO}, {KindFsyncEIO, f.FsyncEIO}, {KindLostWrite, f.LostWrite},
+			{KindMisdirectedWrite, f.MisdirectedWrite}}
+	case disk.OpRead:
+		return []candidate{{KindReadEIO, f.ReadEIO}, {KindReadCorrupt, f.ReadCorrupt}}
+	}
+	return nil
+}
+
+// diskOp decides the operation faults of one disk operation of n: drawn
+// from the world's rates, or, in a replay, exactly the schedule's.
+func (r *runner) diskOp(n *node, dn *diskNode, op disk.Op) errno.Errno {
+	if !r.faultsOn || r.res != nil || !n.up {
+		return 0
+	}
+	// Each kind's stream is keyed by the operation, so removing another
+	// fault never moves it; its first draw decides whether it fires, the
+	// next ones what it hits.
+	stream := func(kind string) *rng.Stream {
+		s := rng.ForName(r.seed, kind, n.prog.Name, op.N)
+		s.Float64()
+		return &s
+	}
+	if r.given != nil {
+		for _, f := range r.diskf.given[opKey{node: n.prog.Name, read: op.Kind == disk.OpRead, op: op.N}] {
+			if e, ok := r.fireOp(n, dn, op, f.Kind, stream(f.Kind), &f); ok {
+				return e
+			}
+		}
+		return 0
+	}
+	for _, c := range r.candidates(op) {
+		if c.prob <= 0 {
+			continue
+		}
+		s := rng.ForName(r.seed, c.kind, n.prog.Name, op.N)
+		if s.Float64() >= c.prob {
+			continue
+		}
+		if e, ok := r.fireOp(n, dn, op, c.kind, &s, nil); ok {
+			return e
+		}
+	}
+	return 0
+}
+
+// fireOp applies one operation fault and records it; ok is false when it
+// cannot apply to op (an fsync with no dirty page cannot lose a write).
+// given is the replayed fault, or nil when drawn.
+func (r *runner) fireOp(n *node, dn *diskNode, op disk.Op, kind string, s *rng.Stream, given *faults.Fault) (errno.Errno, bool) {
+	draw := disk.Draw(s.Intn)
+	now := time.Duration(r.s.Now())
+	f := faults.Fault{At: now, Kind: kind, Node: n.prog.Name, Op: op.N, Path: op.Path}
+	var e errno.Errno
+	switch kind {
+	case KindCrashIO:
+		ra := r.w.Faults.RestartAfter
+		f.Until = now + s.Between(ra.Min, ra.Max)
+		if given != nil {
+			f.Until = now + max(0, given.Until-given.At)
+		}
+		if op.Kind == disk.OpSync && !op.Dir {
+			dn.syncing = op.Ino
+		}
+		r.record(f)
+		r.event(n, fmt.Sprintf("fault %s: crash during %s #%d of %s", kind, op.Kind, op.N, op.Path))
+		r.crashInCall(n, f.Until) // does not return
+	case KindWriteEIO, KindReadEIO, KindFsyncEIO:
+		if kind == KindFsyncEIO {
+			if _, ok := n.disk.FailSync(op); !ok {
+				return 0, false
+			}
+		}
+		e = errno.EIO
+	case KindWriteENOSPC:
+		e = errno.ENOSPC
+	case KindReadCorrupt, KindLostWrite, KindMisdirectedWrite:
+		var fired disk.Fired
+		var ok bool
+		switch kind {
+		case KindReadCorrupt:
+			fired, ok = n.disk.CorruptRead(op, draw)
+		case KindLostWrite:
+			fired, ok = n.disk.LoseWrite(op, draw)
+		default:
+			fired, ok = n.disk.MisdirectWrite(op, draw)
+		}
+		if !ok {
+			return 0, false
+		}
+		f.Offset, f.Target = fired.Offset, fired.Target
+	default:
+		return 0, false
+	}
+	r.record(f)
+	r.event(n, "fault "+describeDiskFault(f, op))
+	return e, true
+}
+
+func describeDiskFault(f faults.Fault, op disk.Op) string {
+	what := "disk op"
+	if op.Kind == disk.OpRead {
+		what = "disk read"
+	}
+	s := fmt.Sprintf("%s at %s #%d (%s %s)", f.Kind, what, f.Op, op.Kind, f.Path)
+	switch f.Kind {
+	case KindReadCorrupt:
+		s += fmt.Sprintf(", flipped a bit of byte %d", f.Offset)
+	case KindLostWrite:
+		s += fmt.Sprintf(", page at %d kept its old content", f.Offset)
+	case KindMisdirectedWrite:
+		s += fmt.Sprintf(", page at %d landed at %d", f.Offset, f.Target)
+	}
+	return s
+}
+
+// crashWithModel is a crash of n's disk under the world's crash model,
+// its choices drawn from the node's "disk" stream keyed by the crash's
+// number, so a replay of the same crashes leaves the same states.
+func (r *runner) crashWithModel(n *node) {
+	dn := r.diskf.nodes[n.prog.Name]
+	syncing := dn.syncing
+	dn.syncing = 0
+	if !dn.faulty {
+		n.disk.Crash()
+		return
+	}
+	dn.crashes++
+	s := rng.ForName(r.seed, "disk", n.prog.Name, dn.crashes)
+	cfg := r.diskf.crash
+	cfg.Syncing = syncing
+	m, err := disk.NewCrashModel(cfg, s.Intn)
+	if err != nil {
+		panic(err) // setupDisk validated the configuration
+	}
+	rep := n.disk.CrashWith(m)
+	for _, fl := range rep.Flips {
+		r.event(n, fmt.Sprintf("corrupt_on_crash: flipped bit %d of byte %d of %s", fl.Bit, fl.Offset, fl.Path))
+	}
+}
+
+// planBitrot draws each faulty program's bit rot as a Poisson process.
+func (r *runner) planBitrot() []faults.Fault {
+	rate := r.w.Faults.BitrotPerSec
+	if rate <= 0 {
+		return nil
+	}
+	var out []faults.Fault
+	for _, n := range r.nodes {
+		if !r.diskf.nodes[n.prog.Name].faulty {
+			continue
+		}
+		s := rng.ForName(r.seed, KindBitrot, n.prog.Name)
+		for t := s.Exp(rate); t < r.w.Duration; t += s.Exp(rate) {
+			out = append(out, faults.Fault{At: t, Kind: KindBitrot, Node: n.prog.Name, Until: t})
+		}
+	}
+	return out
+}
+
+// applyBitrot flips one bit of durable data on a node's disk. Which bit
+// comes from a stream keyed by the fault's time, so it does not move when
+// other faults are removed.
+func (r *runner) applyBitrot(f faults.Fault) bool {
+	if f.Kind != KindBitrot {
+		return false
+	}
+	n := r.byName(f.Node)
+	if n == nil {
+		return true
+	}
+	s := rng.ForName(r.seed, "bitrot-site", n.prog.Name, uint64(f.At))
+	fired, ok := n.disk.Bitrot(s.Intn)
+	if !ok {
+		return true
+	}
+	f.Path, f.Offset = fired.Path, fired.Offset
+	r.record(f)
+	r.event(n, fmt.Sprintf("fault bitrot: flipped bit %d of byte %d of %s", fired.Bit, fired.Offset, fired.Path))
+	return true
+}
