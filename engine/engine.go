@@ -190,7 +190,7 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 		if err != nil {
 			return nil, err
 		}
-		if overlay, err = netoverlay.Files(goroot); err != nil {
+		if overlay, err = netoverlay.FilesWith(goroot, netoverlay.Options{UDP: true}); err != nil {
 			return nil, err
 		}
 	}

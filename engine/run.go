@@ -81,6 +81,7 @@ type runner struct {
 	datagram  func(from, to int, seq uint64) (drop, dup bool) // UDP loss and duplication
 
 	diskf *diskRun // disk faults' per-run state (diskfaults.go)
+	netf  *netRun  // network faults' per-run state (netfaults.go)
 }
 
 // family is one group of fault kinds: crashes here, others in files of
@@ -455,6 +456,7 @@ func (r *runner) workloadsDone() {
 		return
 	}
 	r.faultsOn = false
+	r.healNet()
 	for _, n := range r.nodes {
 		if n.prog.Role == world.RoleNode && !n.up && !n.done {
 			r.event(n, "restart for the finally check")

@@ -23,6 +23,7 @@ const (
 	kindFile
 	kindConn
 	kindListener
+	kindUDP
 )
 
 type fdEntry struct {
@@ -40,6 +41,7 @@ type fdEntry struct {
 	dirents  []disk.Dirent // readdir snapshot, taken at cookie 0
 	conn     *netsim.Conn
 	lis      *netsim.Listener
+	udp      *netsim.UDPConn
 }
 
 // WASI file types.
@@ -47,6 +49,7 @@ const (
 	ftUnknown      = 0
 	ftCharDevice   = 2
 	ftDirectory    = 3
+	ftSocketDgram  = 5
 	ftRegular      = 4
 	ftSocketStream = 6
 	ftSymlink      = 7
@@ -169,6 +172,8 @@ func (e *fdEntry) close() {
 		e.conn.Close()
 	case kindListener:
 		e.lis.Close()
+	case kindUDP:
+		e.udp.Close()
 	}
 }
 
@@ -232,6 +237,8 @@ func (e *fdEntry) filetype() uint8 {
 		return ftRegular
 	case kindConn, kindListener:
 		return ftSocketStream
+	case kindUDP:
+		return ftSocketDgram
 	}
 	return ftUnknown
 }
@@ -427,6 +434,15 @@ func readv(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64, 
 		if total, en = transfer(bufs, e.conn.Read); en != 0 {
 			return en
 		}
+	case kindUDP:
+		// One datagram, spread over the iovecs; 0 bytes is an empty datagram.
+		if at >= 0 {
+			return errno.ESPIPE
+		}
+		var en errno.Errno
+		if total, en = udpRead(e, bufs); en != 0 {
+			return en
+		}
 	default:
 		return errno.EBADF
 	}
@@ -520,6 +536,15 @@ func writev(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64,
 		}
 		var en errno.Errno
 		if total, en = transfer(bufs, e.conn.Write); en != 0 {
+			return en
+		}
+	case kindUDP:
+		// The iovecs joined make one datagram to the connected peer.
+		if at >= 0 {
+			return errno.ESPIPE
+		}
+		var en errno.Errno
+		if total, en = e.udp.Send(slices.Concat(bufs...)); en != 0 {
 			return en
 		}
 	default:

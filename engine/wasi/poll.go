@@ -31,6 +31,11 @@ func (e *fdEntry) readyAt(now int64, write bool) int64 {
 			return now
 		}
 		return e.lis.ReadableAt()
+	case kindUDP:
+		if write {
+			return e.udp.WritableAt()
+		}
+		return e.udp.ReadableAt()
 	}
 	return now // files, directories and stdio never block
 }

@@ -15,6 +15,9 @@ func sockAccept(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	if e == nil {
 		return errno.EBADF
 	}
+	if e.kind == kindUDP {
+		return errno.EINVAL
+	}
 	if e.kind != kindListener {
 		return errno.ENOTSOCK
 	}
@@ -33,6 +36,9 @@ func sockShutdown(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	e := proc(ctx).fd(uint32(s[0]))
 	if e == nil {
 		return errno.EBADF
+	}
+	if e.kind == kindUDP || e.kind == kindListener {
+		return errno.ENOTCONN
 	}
 	if e.kind != kindConn {
 		return errno.ENOTSOCK
@@ -138,7 +144,7 @@ func sockStatus(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 		return errno.EBADF
 	case e.kind == kindConn:
 		return e.conn.Status()
-	case e.kind == kindListener:
+	case e.kind == kindListener, e.kind == kindUDP:
 		return 0
 	}
 	return errno.ENOTSOCK
@@ -158,6 +164,11 @@ func sockAddrs(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 			a = netip.AddrPortFrom(netip.IPv4Unspecified(), a.Port())
 		}
 		text = a.String()
+	case e.kind == kindUDP:
+		text = e.udp.LocalAddr().String()
+		if r := e.udp.RemoteAddr(); r.IsValid() {
+			text += " " + r.String()
+		}
 	default:
 		return errno.ENOTSOCK
 	}
