@@ -393,3 +393,17 @@ func (r *runner) applyBitrot(f faults.Fault) bool {
 	r.event(n, fmt.Sprintf("fault bitrot: flipped bit %d of byte %d of %s", fired.Bit, fired.Offset, fired.Path))
 	return true
 }
+
+// NodeDisk is one program's disk at the end of a run, for inspection.
+type NodeDisk struct {
+	Node string
+	Disk *disk.Disk
+}
+
+func (r *runner) keepDisks() []NodeDisk {
+	out := make([]NodeDisk, len(r.nodes))
+	for i, n := range r.nodes {
+		out[i] = NodeDisk{Node: n.prog.Name, Disk: n.disk}
+	}
+	return out
+}

@@ -42,6 +42,11 @@ type RunOptions struct {
 	// Schedule, if set, is applied exactly instead of drawing faults from
 	// the world's rates.
 	Schedule *faults.Schedule
+	// StopAt, if positive, ends the run at that virtual time, passed, so
+	// its disks can be inspected as they were then (seedfall inspect -at).
+	StopAt time.Duration
+	// KeepDisks fills Result.Disks.
+	KeepDisks bool
 }
 
 // Result is what one run of one seed gives.
@@ -57,6 +62,7 @@ type Result struct {
 	Digest   string // sha256 of the trace and the verdict
 	Schedule *faults.Schedule
 	Lines    []trace.Line
+	Disks    []NodeDisk // with RunOptions.KeepDisks: every program's disk at the end
 }
 
 type runner struct {
@@ -217,6 +223,9 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		r.s.At(int64(f.At), func() { r.apply(f) })
 	}
 
+	if opt.StopAt > 0 {
+		r.s.At(int64(opt.StopAt), func() { r.pass(fmt.Sprintf("stopped at %v to inspect", opt.StopAt)) })
+	}
 	for _, n := range r.nodes {
 		if n.prog.Role != world.RoleFinally {
 			r.start(n)
@@ -253,6 +262,9 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	}
 	res.Digest = r.tr.Digest(summary)
 	res.Schedule = &faults.Schedule{Seed: opt.Seed, Duration: horizon, Faults: r.applied}
+	if opt.KeepDisks {
+		res.Disks = r.keepDisks()
+	}
 	res.WallNs = int64(time.Since(start))
 	return res, nil
 }

@@ -41,6 +41,7 @@ var commands = []command{
 	{"run", runCmd},
 	{"replay", replayCmd},
 	{"logs", logsCmd},
+	{"inspect", inspectCmd},
 }
 
 func main() {
