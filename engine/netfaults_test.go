@@ -10,7 +10,6 @@ import (
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/netsim"
 	"github.com/seedfall/seedfall/engine/rng"
-
 )
 
 const udpWorld = `{"net_overlay": true, "latency": ["1ms", "3ms"], %FAULTS%
@@ -370,5 +369,23 @@ func TestNetworkScheduleReplays(t *testing.T) {
 	}
 	if len(again.Schedule.Faults) != len(r.Schedule.Faults) {
 		t.Fatalf("replay applied %d faults, the run %d", len(again.Schedule.Faults), len(r.Schedule.Faults))
+	}
+}
+
+// "faults": false keeps partitions and clogs off a node's links, even when a
+// schedule names it.
+func TestFaultFreeNodeKeepsItsLinks(t *testing.T) {
+	p := prepare(t, strings.Replace(rowWorld, `"server"]}`, `"server"], "faults": false}`, 1))
+	sch := &faults.Schedule{Seed: 1, Faults: []faults.Fault{
+		{At: 100 * time.Millisecond, Kind: KindPartition, Side: []string{"client"}, Until: 400 * time.Millisecond},
+		{At: 100 * time.Millisecond, Kind: KindClog, Node: "server", Dir: "both", Mode: "jam", Until: 400 * time.Millisecond},
+	}}
+	r := twice(t, p, 1, sch)
+	out := output(r, "client")
+	if !r.Passed {
+		t.Fatalf("%s: %s\n%s", r.Class, r.Reason, output(r, ""))
+	}
+	if d := msAfter(out, "reply"); d < 0 || d > 10 || !strings.Contains(out, "udp: answered") {
+		t.Fatalf("the fault-free server's links were cut:\n%s", out)
 	}
 }
