@@ -356,3 +356,55 @@ func TestReplayEveryDiskFaultKind(t *testing.T) {
 		t.Fatal("replaying the recorded schedule changed the trace")
 	}
 }
+
+// The disk fault variants of the examples: each broken world fails within
+// 50 seeds, with the client catching it; each passing one passes 500.
+func TestDiskFaultExampleWorlds(t *testing.T) {
+	for _, tc := range []struct {
+		world string
+		fails bool
+	}{
+		{"kvlog/seedfall.readcorrupt.json", true}, // no checksum: a flipped bit is believed
+		{"kvlog/seedfall.checksum.json", true},    // a checksum alone: the record is cut as torn
+		{"kvlog/seedfall.reread.json", false},     // a checksum and a re-read
+		{"kvlog/seedfall.lostwrite.json", true},
+		{"kvlog/seedfall.misdirected.json", true},
+		{"kvlog/seedfall.bitrot.json", true},
+		{"symswap/seedfall.ext4.json", false},
+	} {
+		t.Run(tc.world, func(t *testing.T) {
+			p := prepareFile(t, "../examples/"+tc.world)
+			n := uint64(500)
+			if tc.fails {
+				n = 50
+			} else if testing.Short() {
+				n = 50
+			}
+			for seed := uint64(1); seed <= n; seed++ {
+				r := run(t, p, seed, nil)
+				if r.Passed == tc.fails {
+					if !tc.fails {
+						t.Fatalf("seed %d: %s: %s\n%s", seed, r.Class, r.Reason, output(r, ""))
+					}
+					continue
+				}
+				if !tc.fails {
+					continue
+				}
+				if r.Class != ClassWorkload {
+					t.Fatalf("seed %d failed as %s: %s\n%s", seed, r.Class, r.Reason, output(r, ""))
+				}
+				if again := twice(t, p, seed, r.Schedule); again.Digest != r.Digest {
+					t.Fatalf("seed %d: replaying its schedule changed the trace", seed)
+				}
+				return
+			}
+			if tc.fails {
+				t.Fatalf("no seed of 50 failed")
+			}
+			if r := run(t, p, 1, nil); len(r.Schedule.Faults) == 0 {
+				t.Fatalf("seed 1 saw no fault: the test proves nothing")
+			}
+		})
+	}
+}

@@ -29,6 +29,9 @@ func main() {
 	dir := flag.String("dir", "data", "directory that holds kv.log")
 	ack := flag.String("ack", "after-sync", "when to answer a PUT: after-sync (fsync, then OK) or before-sync (OK at once, fsync on a timer)")
 	syncEvery := flag.Duration("sync-every", 200*time.Millisecond, "fsync interval for -ack=before-sync")
+	checksum := flag.Bool("checksum", true, "verify each record's checksum on replay")
+	rereads := flag.Int("reread", 0, "when replay stops before the end of the log, read it again, up to this many times, until three reads agree")
+	onSyncErr := flag.String("fsync-error", "exit", "after a failed fsync: exit (restart and replay what the disk kept) or retry (the fsyncgate bug)")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("server: ")
@@ -40,7 +43,15 @@ func main() {
 	fatal := func(err error) {
 		log.Fatalf("%v; exiting so that a restart replays only what the disk kept", err)
 	}
-	s, cut, err := openStore(*dir, *ack == "after-sync")
+	if *onSyncErr != "exit" && *onSyncErr != "retry" {
+		fmt.Fprintf(os.Stderr, "server: -fsync-error is %q; use exit or retry\n", *onSyncErr)
+		os.Exit(2)
+	}
+	opt := options{syncEachPut: *ack == "after-sync", checksum: *checksum, rereads: *rereads}
+	if *onSyncErr == "retry" {
+		opt.retrySync = 3
+	}
+	s, cut, err := openStoreWith(*dir, opt)
 	if err != nil {
 		log.Fatal(err)
 	}
