@@ -11,7 +11,7 @@ import (
 // The bundled examples are real programs with real bugs: seedfall must find
 // each bug within 20 seeds, and each fixed twin must pass 500.
 func TestExamples(t *testing.T) {
-	for _, ex := range []string{"kvlog", "snapshot", "symswap", "walretry"} {
+	for _, ex := range []string{"kvlog", "snapshot", "primarybackup", "retries"} {
 		t.Run(ex, func(t *testing.T) {
 			buggy := prepareFile(t, fmt.Sprintf("../examples/%s/seedfall.json", ex))
 			found := uint64(0)

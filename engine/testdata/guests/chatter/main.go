@@ -6,7 +6,8 @@
 // resumes where it stopped after a reset or a 1s silence, and a UDP pinger.
 // With -rounds N > 0 each client stops after N answers (N stream lines
 // times 10) and the program prints a summary and exits, unless it serves.
-// A stream line out of order fails the program.
+// A stream line out of order fails the program. -report prints the count
+// of answers received so far at that interval.
 package main
 
 import (
@@ -31,7 +32,15 @@ var (
 func main() {
 	serve := flag.Bool("serve", false, "run the servers")
 	peers := flag.String("peers", "", "comma-separated peers to chat with")
+	report := flag.Duration("report", 0, "print the answers received so far this often (0: never)")
 	flag.Parse()
+	if *report > 0 {
+		go func() {
+			for range time.Tick(*report) {
+				fmt.Println("answers", messages.Load())
+			}
+		}()
+	}
 	if *serve {
 		go serveHTTP()
 		go serveStream()
