@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -387,5 +388,33 @@ func TestFaultFreeNodeKeepsItsLinks(t *testing.T) {
 	}
 	if d := msAfter(out, "reply"); d < 0 || d > 10 || !strings.Contains(out, "udp: answered") {
 		t.Fatalf("the fault-free server's links were cut:\n%s", out)
+	}
+}
+
+// A new partition replaces the one in force; the end of the replaced one
+// heals nothing.
+func TestNewPartitionReplacesTheOld(t *testing.T) {
+	p := prepare(t, rowWorld)
+	ms := time.Millisecond
+	sch := &faults.Schedule{Seed: 1, Faults: []faults.Fault{
+		{At: 100 * ms, Kind: KindPartition, Side: []string{"client"}, Until: 200 * ms},
+		{At: 140 * ms, Kind: KindPartition, Groups: [][]string{{"client"}, {"server"}}, Until: 400 * ms},
+	}}
+	r := twice(t, p, 1, sch)
+	out := output(r, "")
+	if d := msAfter(out, "reply"); d < 250 || d > 260 {
+		t.Fatalf("reply after %dms, want it after the second partition's heal (250ms):\n%s", d, out)
+	}
+	if strings.Count(out, "partition heals") != 1 {
+		t.Fatalf("want exactly one heal, at 400ms:\n%s", out)
+	}
+}
+
+// Network faults need the simulated network, and say so.
+func TestNetworkFaultsNeedTheOverlay(t *testing.T) {
+	p := prepare(t, `{"faults": {"clog_per_sec": 1}, "nodes": [], "workload": {"name": "c", "pkg": "./sleeper"}}`)
+	_, err := p.Run(context.Background(), RunOptions{Seed: 1})
+	if err == nil || !strings.Contains(err.Error(), `set "net_overlay": true, or remove clog_per_sec`) {
+		t.Fatalf("err = %v", err)
 	}
 }
