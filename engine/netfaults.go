@@ -75,6 +75,12 @@ func (r *runner) netSetup() error {
 		}
 		return nil
 	}
+	switch {
+	case f.PartitionPerSec > 0 && len(f.PartitionTopologies) == 0:
+		return r.w.Errorf("faults.partition_topologies", "is empty: name at least one shape, such as [\"half\"], or remove partition_per_sec")
+	case f.ClogPerSec > 0 && len(f.ClogModes) == 0:
+		return r.w.Errorf("faults.clog_modes", "is empty: name at least one mode, such as [\"stop\"], or remove clog_per_sec")
+	}
 	r.netf = &netRun{}
 	if r.given != nil {
 		r.netf.given = map[udpKey]string{}
