@@ -24,8 +24,8 @@ var (
 
 func main() {
 	list := flag.String("replicas", "a:8080,b:8080", "the replicas' addresses")
-	n := flag.Int("n", 100, "keys to write")
-	settle := flag.Duration("settle", 3*time.Second, "time to wait before reading back")
+	n := flag.Int("n", 60, "keys to write")
+	settle := flag.Duration("settle", 2*time.Second, "time to wait before reading back")
 	flag.Parse()
 	replicas = strings.Split(*list, ",")
 	time.Sleep(100 * time.Millisecond) // let the replicas start
