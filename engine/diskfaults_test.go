@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -407,4 +408,33 @@ func TestDiskFaultExampleWorlds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// StopAt ends a run early and KeepDisks hands its disks over, with what
+// faults damaged: what `seedfall inspect -at` shows.
+func TestStopAtKeepsDisksWithTheirDamage(t *testing.T) {
+	p := diskWorld(t, `"torn_writes": true, "corrupt_on_crash": true`, "-sync-last", "-pages", "3")
+	for seed := uint64(1); seed <= 10; seed++ {
+		sch := &faults.Schedule{Seed: seed, Faults: []faults.Fault{{Kind: KindCrashIO, Node: "d", Op: 4, Until: time.Second}}}
+		res, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: sch, StopAt: 500 * time.Millisecond, KeepDisks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Passed || res.Reason != "stopped at 500ms to inspect" || res.SimNs != int64(500*time.Millisecond) {
+			t.Fatalf("verdict %v %q at %d", res.Passed, res.Reason, res.SimNs)
+		}
+		if len(res.Disks) != 2 || res.Disks[0].Node != "d" || res.Disks[1].Node != "c" {
+			t.Fatalf("disks %+v", res.Disks)
+		}
+		if !strings.Contains(output(res, "d"), "corrupt_on_crash: flipped") {
+			continue // the crash kept nothing of the file
+		}
+		for _, f := range res.Disks[0].Disk.Files() {
+			if f.Path == "log" && len(f.Damage) == 1 && f.Damage[0].Kind == "corrupt_on_crash" && f.Damage[0].Len == 1 {
+				return
+			}
+		}
+		t.Fatalf("seed %d: a flip was reported but the disk shows no damage: %+v", seed, res.Disks[0].Disk.Files())
+	}
+	t.Fatal("no crash of 10 kept part of the file")
 }
