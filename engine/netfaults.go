@@ -116,7 +116,8 @@ func (r *runner) udpFate(from, to int, seq uint64) (drop, dup bool) {
 	kind := ""
 	if r.given != nil {
 		kind = r.netf.given[udpKey{sender.Name, seq}]
-	} else if r.faultsOn && r.w.NetFaults(sender.Program) && (to < 0 || r.w.NetFaults(r.nodes[to].prog.Program)) {
+	} else if r.faultsOn && to != from && r.w.NetFaults(sender.Program) && (to < 0 || r.w.NetFaults(r.nodes[to].prog.Program)) {
+		// Loopback never loses a datagram, as on Linux.
 		loss := rng.ForName(r.seed, "udp", sender.Name, 1, seq)
 		dupS := rng.ForName(r.seed, "udp", sender.Name, 2, seq)
 		switch {
