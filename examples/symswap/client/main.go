@@ -17,7 +17,7 @@ import (
 func main() {
 	addr := flag.String("addr", "server:7000", "server address")
 	every := flag.Duration("every", 50*time.Millisecond, "how often to ask")
-	total := flag.Duration("for", 2*time.Second, "how long to keep asking")
+	total := flag.Duration("for", time.Second, "how long to keep asking")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("client: ")
