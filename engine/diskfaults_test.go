@@ -438,3 +438,26 @@ func TestStopAtKeepsDisksWithTheirDamage(t *testing.T) {
 	}
 	t.Fatal("no crash of 10 kept part of the file")
 }
+
+// An operation fault is drawn from its own stream keyed by its operation:
+// turning another kind off does not move it.
+func TestOperationFaultDrawsAreStable(t *testing.T) {
+	ops := func(r *Result, kind string) []uint64 {
+		var out []uint64
+		for _, f := range r.Schedule.Faults {
+			if f.Kind == kind {
+				out = append(out, f.Op)
+			}
+		}
+		return out
+	}
+	both := twice(t, diskWorld(t, `"write_eio": 0.3, "fsync_eio": 0.3`, "-pages", "12"), 5, nil)
+	alone := twice(t, diskWorld(t, `"write_eio": 0.3`, "-pages", "12"), 5, nil)
+	w := ops(both, KindWriteEIO)
+	if len(w) == 0 || len(ops(both, KindFsyncEIO)) == 0 {
+		t.Fatalf("seed 5 drew %v: want both kinds", both.Schedule.Faults)
+	}
+	if got := ops(alone, KindWriteEIO); !reflect.DeepEqual(got, w) {
+		t.Fatalf("write_eio fired at ops %v with fsync_eio on, %v without", w, got)
+	}
+}
