@@ -359,7 +359,8 @@ func TestReplayEveryDiskFaultKind(t *testing.T) {
 }
 
 // The disk fault variants of the examples: each broken world fails within
-// 50 seeds, with the client catching it; each passing one passes 500.
+// 50 seeds, with the client catching it; each passing one passes
+// passingSeeds (500 in scripts/sweep-examples).
 func TestDiskFaultExampleWorlds(t *testing.T) {
 	for _, tc := range []struct {
 		world string
@@ -375,10 +376,8 @@ func TestDiskFaultExampleWorlds(t *testing.T) {
 	} {
 		t.Run(tc.world, func(t *testing.T) {
 			p := prepareFile(t, "../examples/"+tc.world)
-			n := uint64(500)
+			n := passingSeeds()
 			if tc.fails {
-				n = 50
-			} else if testing.Short() {
 				n = 50
 			}
 			for seed := uint64(1); seed <= n; seed++ {
