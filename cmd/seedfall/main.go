@@ -18,6 +18,7 @@ usage:
   seedfall run    -c seedfall.json -seeds 1-500 [-parallel K] [-json]
   seedfall replay -c seedfall.json -seed N [-faults FILE] [-json]
   seedfall logs   -c seedfall.json -seed N [-node NAME] [-faults FILE]
+  seedfall inspect -c seedfall.json -seed N [-node NAME] [-at T] [-faults FILE]
 
 Run 'seedfall <command> -h' for a command's flags.
 `
