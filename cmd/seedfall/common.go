@@ -38,7 +38,8 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 
 // session is a loaded, built world and the engine that runs it.
 type session struct {
-	cfg string // -c as given, for printed commands
+	cfg    string // -c as given, for printed commands
+	stderr io.Writer
 	w   *world.World
 	e   *engine.Engine
 	p   *engine.Prepared
@@ -65,7 +66,7 @@ func open(ctx context.Context, cfg string, stderr io.Writer) (*session, error) {
 		e.Close(ctx)
 		return nil, err
 	}
-	return &session{cfg: cfg, w: w, e: e, p: p}, nil
+	return &session{cfg: cfg, stderr: stderr, w: w, e: e, p: p}, nil
 }
 
 func (s *session) close() { s.e.Close(context.Background()) }
@@ -89,7 +90,8 @@ func (s *session) saveSchedule(res *engine.Result) (string, error) {
 // loadSchedule reads -faults, or the seed's saved schedule when -faults is
 // "" and one exists; nil means "draw the seed's own faults".
 func (s *session) loadSchedule(path string, seed uint64) (*faults.Schedule, string, error) {
-	if path == "" {
+	implicit := path == ""
+	if implicit {
 		def := s.schedulePath(seed)
 		if _, err := os.Stat(def); err != nil {
 			return nil, "", nil
@@ -106,6 +108,13 @@ func (s *session) loadSchedule(path string, seed uint64) (*faults.Schedule, stri
 	}
 	if sch.Seed != seed {
 		return nil, "", fmt.Errorf("%s holds the schedule of seed %d, not seed %d", path, sch.Seed, seed)
+	}
+	// World files in one directory share .seedfall/: a schedule another
+	// world saved is used only when asked for by name.
+	if own := filepath.Base(s.w.File); implicit && sch.Config != "" && sch.Config != own {
+		fmt.Fprintf(s.stderr, "note: %s was saved by %s, not %s; drawing seed %d's own faults (pass -faults %s to apply it)\n",
+			displayPath(path), sch.Config, own, seed, displayPath(path))
+		return nil, "", nil
 	}
 	return sch, displayPath(path), nil
 }
