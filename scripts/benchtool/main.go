@@ -7,6 +7,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -27,10 +28,11 @@ type result struct {
 }
 
 var (
-	bin   = flag.String("seedfall", "", "the seedfall binary")
-	root  = flag.String("root", ".", "the repository root")
-	seeds = flag.Int("seeds", 500, "seeds per throughput row")
-	cold  = flag.Bool("cold", true, "measure a first run from empty caches (takes a while: Go builds the standard library for wasip1)")
+	bin      = flag.String("seedfall", "", "the seedfall binary")
+	root     = flag.String("root", ".", "the repository root")
+	seeds    = flag.Int("seeds", 500, "seeds per throughput row")
+	cold     = flag.Bool("cold", true, "measure a first run from empty caches (takes a while: Go builds the standard library for wasip1)")
+	netSeeds = flag.Int("netseeds", 2, "seeds of the 5-node chatting world (about 20s of real time each)")
 )
 
 func main() {
@@ -84,6 +86,12 @@ func main() {
 	fmt.Printf("%-40s %9s\n", "cached run", cached.Round(time.Millisecond))
 	fmt.Println("\nseeds/s: a whole `seedfall run -seeds 1-N` sweep, start-up included.")
 	fmt.Println("per core, sim/wall, steps/s: over the real time the runs themselves took.")
+
+	nf, err := BenchNet(context.Background(), *root, *netSeeds)
+	check(err)
+	nf.Print()
+	fmt.Println()
+	PrintDiskCrashFigures(os.Stdout, 20)
 }
 
 // timed runs one seedfall command and returns its wall time.
