@@ -40,9 +40,9 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 type session struct {
 	cfg    string // -c as given, for printed commands
 	stderr io.Writer
-	w   *world.World
-	e   *engine.Engine
-	p   *engine.Prepared
+	w      *world.World
+	e      *engine.Engine
+	p      *engine.Prepared
 }
 
 func open(ctx context.Context, cfg string, stderr io.Writer) (*session, error) {
