@@ -32,7 +32,8 @@ var netFields = []string{
 }
 
 func init() {
-	register(family{name: "net", setup: (*runner).netSetup, process: (*runner).netProcess, plan: (*runner).planNet, apply: (*runner).applyNet})
+	register(family{name: "net", setup: (*runner).netSetup, process: (*runner).netProcess, plan: (*runner).planNet, apply: (*runner).applyNet,
+		heal: (*runner).healNet})
 	faults.Register(faults.KindInfo{Name: KindPartition, Lasts: true, NoNode: true})
 	faults.Register(faults.KindInfo{Name: KindClog, Lasts: true, NoNode: true})
 	faults.Register(faults.KindInfo{Name: KindNetReset})

@@ -100,6 +100,7 @@ type family struct {
 	process func(r *runner, n *node, p *wasi.Process)      // per incarnation, before it runs
 	plan    func(r *runner) []faults.Fault                 // timed faults drawn from the world's rates
 	apply   func(r *runner, f faults.Fault) (handled bool) // a planned fault's moment has come
+	heal    func(r *runner)                                // end every fault in force (the finally check)
 }
 
 var families []family
@@ -468,7 +469,11 @@ func (r *runner) workloadsDone() {
 		return
 	}
 	r.faultsOn = false
-	r.healNet()
+	for _, f := range families {
+		if f.heal != nil {
+			f.heal(r)
+		}
+	}
 	for _, n := range r.nodes {
 		if n.prog.Role == world.RoleNode && !n.up && !n.done {
 			r.event(n, "restart for the finally check")
