@@ -24,8 +24,12 @@ func (w *World) checkNames() error {
 	first := map[string]*Program{}
 	for _, p := range ps {
 		if prev, ok := first[p.Name]; ok {
-			return w.Errorf(p.Path+".name", "%q is already the name of %s on line %d; names must be unique across nodes, workloads and finally",
-				p.Name, prev.Path, prev.Line)
+			where := fmt.Sprintf("line %d", prev.Line)
+			if at, here := w.line[prev.Path], w.line[p.Path+".name"]; at.src != nil && here.src != nil && at.src.file != here.src.file {
+				where = fmt.Sprintf("%s:%d", at.src.file, prev.Line)
+			}
+			return w.Errorf(p.Path+".name", "%q is already the name of %s on %s; names must be unique across nodes, workloads and finally",
+				p.Name, prev.Path, where)
 		}
 		first[p.Name] = p
 	}

@@ -14,8 +14,7 @@ import (
 // decoder turns the value tree of one file into a World, failing on the
 // first problem in file order.
 type decoder struct {
-	src *source
-	dir string
+	top *source // the world file named on the command line
 	w   *World
 }
 
@@ -27,11 +26,22 @@ type field[T any] struct {
 }
 
 func (d *decoder) errAt(v *value, path, format string, args ...any) error {
-	return &Error{File: d.src.file, Line: d.src.line(v.start), Path: path, Msg: fmt.Sprintf(format, args...)}
+	return errIn(v.src, v.src.line(v.start), path, fmt.Sprintf(format, args...))
 }
 
-func (d *decoder) errLine(line int, path, format string, args ...any) error {
-	return &Error{File: d.src.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)}
+func (d *decoder) errPos(at pos, path, format string, args ...any) error {
+	return errIn(at.src, at.line, path, fmt.Sprintf(format, args...))
+}
+
+// errIn locates a problem in the source a value came from.
+func errIn(src *source, line int, path, msg string) *Error {
+	if src.via != "" {
+		msg += " (" + src.via + ")"
+	}
+	if path != "" {
+		path = src.prefix + path
+	}
+	return &Error{File: src.file, Line: line, Path: path, Msg: msg}
 }
 
 func (d *decoder) want(v *value, path, what string) error {
@@ -39,8 +49,8 @@ func (d *decoder) want(v *value, path, what string) error {
 }
 
 // mark records that the file sets path to a non-default value.
-func (d *decoder) mark(path string, line int) {
-	d.w.set = append(d.w.set, setField{path: path, generic: genericPath(path), line: line})
+func (d *decoder) mark(path string, at pos) {
+	d.w.set = append(d.w.set, setField{path: path, generic: genericPath(path), at: at})
 }
 
 func join(parent, key string) string {
@@ -108,7 +118,7 @@ func (d *decoder) object(v *value, path string, known []string) ([]member, error
 		} else if len(known) <= 10 {
 			msg += "; valid fields are " + strings.Join(known, ", ")
 		}
-		return nil, d.errLine(m.line, join(path, m.key), "%s", msg)
+		return nil, d.errPos(m.pos(), join(path, m.key), "%s", msg)
 	}
 	return v.members, nil
 }
@@ -117,7 +127,7 @@ func (d *decoder) noRepeats(v *value, path string) error {
 	for i, m := range v.members {
 		for _, prev := range v.members[:i] {
 			if prev.key == m.key {
-				return d.errLine(m.line, mapKey(path, m.key), "set twice; it is already set on line %d", prev.line)
+				return d.errPos(m.pos(), mapKey(path, m.key), "set twice; it is already set on line %d", prev.line)
 			}
 		}
 	}
@@ -135,14 +145,14 @@ func decodeFields[T any](d *decoder, v *value, path string, t *T, fields []field
 	}
 	for _, m := range ms {
 		p := join(path, m.key)
-		d.w.line[p] = m.line
+		d.w.line[p] = m.pos()
 		f := fields[slices.Index(names, m.key)]
 		nonDefault, err := f.dec(d, t, m.val, p)
 		if err != nil {
 			return err
 		}
 		if nonDefault {
-			d.mark(p, m.line)
+			d.mark(p, m.pos())
 		}
 	}
 	return nil
@@ -304,11 +314,11 @@ func (d *decoder) hostPath(v *value, path string) (string, error) {
 		return "", err
 	}
 	if s == "" {
-		return "", d.errAt(v, path, "empty path; give a path relative to %s", d.src.file)
+		return "", d.errAt(v, path, "empty path; give a path relative to %s", v.src.file)
 	}
 	p := filepath.FromSlash(s)
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(d.dir, p)
+		p = filepath.Join(v.src.dir, p)
 	}
 	return filepath.Clean(p), nil
 }
@@ -503,14 +513,14 @@ func onWorld(f field[World]) field[pending] {
 
 func (d *decoder) world(root *value) (*World, error) {
 	w := &World{
-		File:     d.src.file,
-		Dir:      d.dir,
+		File:     d.top.file,
+		Dir:      d.top.dir,
 		Duration: DefaultDuration,
 		Latency:  DefaultLatency,
 		Watchdog: DefaultWatchdog,
 		Preempt:  DefaultPreempt(),
 		Faults:   DefaultFaults(),
-		line:     map[string]int{},
+		line:     map[string]pos{},
 	}
 	d.w = w
 	if root.kind != kindObject {
@@ -525,7 +535,7 @@ func (d *decoder) world(root *value) (*World, error) {
 	}
 	w.Workloads = append(w.Workloads, p.workloads...)
 	if len(w.Workloads) == 0 {
-		return nil, d.errLine(d.src.line(root.start), "",
+		return nil, d.errAt(root, "",
 			`no workload; add "workload": {"name": "client", "pkg": "./client"}, the program that checks the system`)
 	}
 	return w, nil
@@ -610,11 +620,11 @@ var programFields = []field[Program]{
 }
 
 func (d *decoder) program(v *value, path string, role Role) (Program, error) {
-	p := Program{Role: role, Path: path, Line: d.src.line(v.start)}
+	p := Program{Role: role, Path: path, Line: v.src.line(v.start)}
 	if v.kind != kindObject {
 		return p, d.want(v, path, `a program such as {"name": "n1", "pkg": "./node"}`)
 	}
-	d.w.line[path] = p.Line
+	d.w.line[path] = pos{v.src, p.Line}
 	if err := decodeFields(d, v, path, &p, programFields); err != nil {
 		return p, err
 	}
@@ -625,7 +635,7 @@ func (d *decoder) program(v *value, path string, role Role) (Program, error) {
 	case p.Pkg == "" && p.Wasm == "":
 		return p, d.errAt(v, path, `needs "pkg" (a directory with a Go main package) or "wasm" (a prebuilt module)`)
 	case p.Pkg != "" && p.Wasm != "":
-		return p, d.errLine(d.w.line[join(path, "wasm")], join(path, "wasm"), `set "pkg" or "wasm", not both`)
+		return p, d.errPos(d.w.line[join(path, "wasm")], join(path, "wasm"), `set "pkg" or "wasm", not both`)
 	}
 	return p, nil
 }
@@ -719,13 +729,13 @@ func (d *decoder) files(v *value, at string) ([]FileCopy, error) {
 		p := mapKey(at, m.key)
 		switch {
 		case m.key == "":
-			return nil, d.errLine(m.line, p, "empty disk path")
+			return nil, d.errPos(m.pos(), p, "empty disk path")
 		case strings.HasPrefix(m.key, "/"):
-			return nil, d.errLine(m.line, p, "disk path is absolute; write it relative to the node's disk, such as \"data/seed.db\"")
+			return nil, d.errPos(m.pos(), p, "disk path is absolute; write it relative to the node's disk, such as \"data/seed.db\"")
 		}
 		clean := path.Clean(m.key)
 		if clean == "." || clean == ".." || strings.HasPrefix(clean, "../") {
-			return nil, d.errLine(m.line, p, "disk path does not name a file on the node's disk")
+			return nil, d.errPos(m.pos(), p, "disk path does not name a file on the node's disk")
 		}
 		host, err := d.hostPath(m.val, p)
 		if err != nil {
@@ -733,7 +743,7 @@ func (d *decoder) files(v *value, at string) ([]FileCopy, error) {
 		}
 		for _, f := range out {
 			if f.Path == clean {
-				return nil, d.errLine(m.line, p, "%q is copied twice", clean)
+				return nil, d.errPos(m.pos(), p, "%q is copied twice", clean)
 			}
 		}
 		out = append(out, FileCopy{Path: clean, Host: host})
@@ -765,14 +775,14 @@ func (d *decoder) links(v *value, path string) ([]Link, error) {
 	var out []Link
 	for i, e := range v.elems {
 		p := index(path, i)
-		l := Link{Latency: Range{-1, -1}, Line: d.src.line(e.start)}
+		l := Link{Latency: Range{-1, -1}, Line: e.src.line(e.start)}
 		if err := decodeFields(d, e, p, &l, linkFields); err != nil {
 			return nil, err
 		}
 		if l.Latency == (Range{-1, -1}) {
 			return nil, d.errAt(e, p, `needs "latency", such as ["20ms", "80ms"]`)
 		}
-		d.w.line[p] = l.Line
+		d.w.line[p] = pos{e.src, l.Line}
 		out = append(out, l)
 	}
 	return out, nil
@@ -797,7 +807,7 @@ func (d *decoder) preempt(v *value, path string, p *Preempt) error {
 	if p.Interleave {
 		if p.Strategy != StrategyNone && p.Strategy != StrategyRandom {
 			sp := join(path, "strategy")
-			return d.errLine(d.w.line[sp], sp,
+			return d.errPos(d.w.line[sp], sp,
 				`%q conflicts with "interleave": true, which means "random"; set "interleave": false to use %q`, p.Strategy, p.Strategy)
 		}
 		p.Strategy = StrategyRandom
@@ -818,13 +828,12 @@ func (d *decoder) profiles(v *value, path string) ([]Profile, error) {
 	for _, m := range v.members {
 		p := mapKey(path, m.key)
 		if m.key == "" {
-			return nil, d.errLine(m.line, p, "empty profile name")
+			return nil, d.errPos(m.pos(), p, "empty profile name")
 		}
 		if m.val.kind != kindObject {
 			return nil, d.want(m.val, p, "an object with the fields this profile changes")
 		}
-		out = append(out, Profile{Name: m.key, Line: m.line, Offset: m.val.start,
-			Raw: slices.Clone(d.src.data[m.val.start:m.val.end])})
+		out = append(out, Profile{Name: m.key, File: m.src.file, Line: m.line})
 	}
 	return out, nil
 }

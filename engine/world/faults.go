@@ -190,8 +190,9 @@ func (d *decoder) faults(v *value, path string, f *Faults) error {
 		}
 		f.Preset = p
 		pp := join(path, "preset")
-		d.w.line[pp] = d.src.line(v.start)
-		d.mark(pp, d.src.line(v.start))
+		at := pos{v.src, v.src.line(v.start)}
+		d.w.line[pp] = at
+		d.mark(pp, at)
 		return nil
 	}
 	if v.kind != kindObject {

@@ -25,6 +25,7 @@ const (
 // value is one JSON value with its place in the source, so that every error
 // found while decoding can name the line it comes from.
 type value struct {
+	src     *source // the file, preset or -set it comes from
 	kind    kind
 	start   int // offset of its first byte
 	end     int // offset just past its last byte
@@ -37,15 +38,26 @@ type value struct {
 // member is one key of an object, in file order.
 type member struct {
 	key  string
-	line int // line of the key
+	line int     // line of the key
+	src  *source // where the key is written
 	val  *value
 }
 
-// source is a config file's bytes and where its lines start.
+// source is a config file's bytes and where its lines start. Values merged
+// from several sources (extends, a profile, a preset, -set) keep their own,
+// so that an error names the file and line the value was written on.
 type source struct {
 	file  string
 	data  []byte
-	lines []int // offset of the first byte of each line
+	lines []int  // offset of the first byte of each line
+	dir   string // directory that relative paths in it resolve against
+	// prefix goes before key paths in errors: "profiles.ci." for a
+	// profile's values, whose world path is "duration" but which the user
+	// wrote at profiles.ci.duration.
+	prefix string
+	via    string // said after an error's message, as `set by preset "resilient"`
+	at     int    // when set, the line of every value: a preset's values are at the line naming it
+	noLine bool   // a -set value has no line
 }
 
 func newSource(file string, data []byte) *source {
@@ -60,6 +72,12 @@ func newSource(file string, data []byte) *source {
 
 // line returns the 1-based line holding the byte at off.
 func (s *source) line(off int) int {
+	if s.noLine {
+		return 0
+	}
+	if s.at > 0 {
+		return s.at
+	}
 	return sort.SearchInts(s.lines, off+1)
 }
 
@@ -140,7 +158,7 @@ func (p *parser) next() (json.Token, int, error) {
 }
 
 func (p *parser) value(tok json.Token, start int) (*value, error) {
-	v := &value{start: start}
+	v := &value{src: p.src, start: start}
 	switch t := tok.(type) {
 	case nil:
 		v.kind = kindNull
@@ -174,7 +192,7 @@ func (p *parser) value(tok json.Token, start int) (*value, error) {
 				if err != nil {
 					return nil, err
 				}
-				v.members = append(v.members, member{key: key, line: p.src.line(kstart), val: val})
+				v.members = append(v.members, member{key: key, line: p.src.line(kstart), src: p.src, val: val})
 			}
 		case '[':
 			v.kind = kindArray

@@ -46,7 +46,7 @@ func Fields() []string {
 func (w *World) Unsupported(implemented map[string]bool) error {
 	for _, s := range w.set {
 		if !covered(s.generic, implemented) {
-			return &Error{File: w.File, Line: s.line, Path: s.path, Msg: "not supported yet"}
+			return errIn(s.at.src, s.at.line, s.path, "not supported yet")
 		}
 	}
 	return nil

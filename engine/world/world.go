@@ -93,13 +93,12 @@ type Preempt struct {
 // Liveness is the "liveness" object. Within 0 means liveness mode is off.
 type Liveness struct{ Within time.Duration }
 
-// Profile is one entry of "profiles", kept as written; a later stage merges
-// it over the world.
+// Profile is one entry of "profiles": a partial world merged over the
+// world when -profile names it.
 type Profile struct {
-	Name   string
-	Line   int
-	Offset int // byte offset of Raw in the file, for locating errors in it
-	Raw    []byte
+	Name string
+	File string // the world file that defines it (or the last one to change it)
+	Line int
 }
 
 // World is a parsed seedfall.json with every default applied.
@@ -123,18 +122,27 @@ type World struct {
 	Liveness         Liveness
 	Faults           Faults
 
-	Extends  string // as written, not resolved; "" when absent
-	Profiles []Profile
+	Extends  string    // as written in File, not resolved; "" when absent
+	Files    []string  // the world files read: File, then the one it extends, and so on
+	Profiles []Profile // every profile the files define
+	Profile  string    // the profile merged over the world, or ""
+	Sets     []string  // the -set overrides applied, as given
 
 	set  []setField     // fields set to a non-default value, in file order
-	line map[string]int // line of every key path the file sets
+	line map[string]pos // where every key path the world sets is written
 }
 
-// setField is a field the file sets to something other than its default.
+// pos is where a key is written: its source and line.
+type pos struct {
+	src  *source
+	line int
+}
+
+// setField is a field the world sets to something other than its default.
 type setField struct {
 	path    string // with indices: "nodes[1].disk"
 	generic string // with "[]": "nodes[].disk"
-	line    int
+	at      pos
 }
 
 // Defaults of the world's own fields.
@@ -151,9 +159,14 @@ func DefaultPreempt() Preempt {
 	return Preempt{Strategy: StrategyNone, Depth: 3, Steps: 1048576, Calls: 4096}
 }
 
-// Load reads and parses the world file at path. Relative paths inside it
-// resolve against its directory.
+// Load reads and parses the world file at path, with the files it extends.
+// Relative paths inside each file resolve against that file's directory.
 func Load(path string) (*World, error) {
+	return LoadWith(path, Options{})
+}
+
+// LoadWith is Load with a profile and -set overrides merged over the world.
+func LoadWith(path string, o Options) (*World, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read the world file: " + unwrapPathError(err)}
@@ -162,7 +175,7 @@ func Load(path string) (*World, error) {
 	if err != nil {
 		return nil, &Error{File: path, Msg: err.Error()}
 	}
-	return Parse(data, path, filepath.Dir(abs))
+	return ParseWith(data, path, filepath.Dir(abs), o)
 }
 
 func unwrapPathError(err error) string {
@@ -173,8 +186,14 @@ func unwrapPathError(err error) string {
 }
 
 // Parse parses a world file's contents. file names it in errors; dir is the
-// directory that relative paths in it resolve against.
+// directory that relative paths in it, and the file it extends, resolve
+// against.
 func Parse(data []byte, file, dir string) (*World, error) {
+	return ParseWith(data, file, dir, Options{})
+}
+
+// ParseWith is Parse with a profile and -set overrides.
+func ParseWith(data []byte, file, dir string, o Options) (*World, error) {
 	if !filepath.IsAbs(dir) {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
@@ -188,15 +207,17 @@ func Parse(data []byte, file, dir string) (*World, error) {
 		data = append([]byte("   "), data[3:]...)
 	}
 	src := newSource(file, data)
-	root, err := src.parse()
+	src.dir = filepath.Clean(dir)
+	root, files, err := compose(src, o)
 	if err != nil {
 		return nil, err
 	}
-	d := &decoder{src: src, dir: filepath.Clean(dir)}
+	d := &decoder{top: src}
 	w, err := d.world(root)
 	if err != nil {
 		return nil, err
 	}
+	w.Files, w.Profile, w.Sets = files, o.Profile, o.Set
 	if err := w.check(); err != nil {
 		return nil, err
 	}
@@ -258,11 +279,15 @@ func (w *World) NetFaults(p *Program) bool {
 // Line returns the line where the file sets the key path, such as
 // "nodes[1].pkg" or "faults.crash_per_sec", or 0 when it does not.
 func (w *World) Line(path string) int {
-	return w.line[path]
+	return w.line[path].line
 }
 
 // Errorf returns an *Error about the key path, located at its line, for
 // problems found after parsing (a package that does not build, say).
 func (w *World) Errorf(path, format string, args ...any) error {
-	return &Error{File: w.File, Line: w.Line(path), Path: path, Msg: fmt.Sprintf(format, args...)}
+	at, ok := w.line[path]
+	if !ok {
+		return &Error{File: w.File, Path: path, Msg: fmt.Sprintf(format, args...)}
+	}
+	return errIn(at.src, at.line, path, fmt.Sprintf(format, args...))
 }
