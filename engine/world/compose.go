@@ -253,7 +253,7 @@ func applySet(root *value, top *source, arg string) error {
 	if !ok || path == "" {
 		return fmt.Errorf("-set %q: want path=value, such as faults.crash_per_sec=0.5 or nodes[1].args='[\"-x\"]'", arg)
 	}
-	src := newSource("-set "+path, []byte(text))
+	src := newSource("-set", []byte(text))
 	src.dir, src.noLine = top.dir, true
 	v, err := src.parse()
 	if err != nil {
