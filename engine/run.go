@@ -88,6 +88,7 @@ type runner struct {
 
 	diskf *diskRun // disk faults' per-run state (diskfaults.go)
 	netf  *netRun  // network faults' per-run state (netfaults.go)
+	nodef *nodeRun // pauses, slowdowns and clocks (nodefaults.go)
 }
 
 // family is one group of fault kinds: crashes here, others in files of
@@ -294,7 +295,11 @@ func (r *runner) latency(from, to int) int64 {
 			break
 		}
 	}
-	return int64(r.netR.Between(lat.Min, lat.Max))
+	d := int64(r.netR.Between(lat.Min, lat.Max))
+	if r.nodef != nil { // a slow sender or receiver stretches the message
+		d = r.nodef.stretch(from, r.nodef.stretch(to, d))
+	}
+	return d
 }
 
 func (n *node) label() string { return fmt.Sprintf("%s#%d", n.prog.Name, n.inc) }

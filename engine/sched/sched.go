@@ -40,6 +40,7 @@ type Proc struct {
 	resume  chan bool // true: die instead of continuing
 	readyAt func() int64
 	body    func(p *Proc)
+	hold    int64 // the process may not run before this time (a pause)
 
 	// Interrupt, if set, is called from another goroutine when the watchdog
 	// finds the process running too long; it must make the body return.
@@ -106,6 +107,15 @@ func (p *Proc) Block(readyAt func() int64) (killed bool) {
 	p.s.yield <- p
 	return <-p.resume
 }
+
+// Hold keeps p from running before virtual time until, whatever it waits
+// for: a paused process. What it waits for still happens (messages arrive,
+// timers come due); it sees them when the hold ends. Hold(0) releases it.
+// Call it from an event, not from a process.
+func (p *Proc) Hold(until int64) { p.hold = until }
+
+// Held reports whether p is held at the current time.
+func (p *Proc) Held() bool { return p.hold > p.s.now }
 
 // Yield lets other processes that can run at this instant run first.
 func (p *Proc) Yield() (killed bool) {
@@ -199,11 +209,20 @@ func (s *Sched) Run(opt Options) Outcome {
 		for _, p := range s.procs {
 			switch p.state {
 			case Fresh, Runnable:
+				if p.hold > s.now {
+					if next == Never || p.hold < next {
+						next = p.hold
+					}
+					continue
+				}
 				s.ready = append(s.ready, p)
 			case Blocked:
 				t := p.readyAt()
 				if t == Never {
 					continue
+				}
+				if t < p.hold {
+					t = p.hold // held: what it waits for waits too
 				}
 				if t <= s.now {
 					s.ready = append(s.ready, p)

@@ -124,3 +124,38 @@ func BenchmarkStep(b *testing.B) {
 	b.ResetTimer()
 	s.Run(Options{Until: 1})
 }
+
+// A held process runs nothing until its hold ends, even a timer that came
+// due or a wake-up that another process caused, then carries on.
+func TestHoldDelaysEverythingUntilItEnds(t *testing.T) {
+	s := New(rng.New(1, "sched", -1))
+	var log []string
+	msg := int64(Never) // when a's message arrives
+	a := s.Go("a", sleeper(s, &log, "a", 4, 10))
+	b := s.Go("b", func(p *Proc) {
+		log = append(log, fmt.Sprintf("%d b waits", s.Now()))
+		if p.Block(func() int64 { return msg }) {
+			return
+		}
+		log = append(log, fmt.Sprintf("%d b got it", s.Now()))
+	})
+	s.At(15, func() { a.Hold(50); msg = 20 })
+	s.At(25, func() {
+		if !a.Held() {
+			log = append(log, "a not held at 25")
+		}
+	})
+	s.At(5, func() { b.Hold(40) })
+	s.Run(Options{Until: 1000})
+	got := strings.Join(log, "|")
+	want := "0 a 0|0 b waits|10 a 1|50 a 2|40 b got it|60 a 3"
+	for _, w := range strings.Split(want, "|") {
+		if !strings.Contains(got, w) {
+			t.Fatalf("log %q lacks %q", got, w)
+		}
+	}
+	if strings.Contains(got, "not held") || strings.Contains(got, "20 a") || strings.Contains(got, "30 a") {
+		t.Fatalf("a ran while held: %s", got)
+	}
+	s.Shutdown()
+}

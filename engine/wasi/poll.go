@@ -71,14 +71,15 @@ func pollOneoff(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 		case eventClock:
 			id := le.Uint32(b[16:])
 			timeout := int64(le.Uint64(b[24:]))
-			d := now + timeout
+			wait := timeout
 			if le.Uint16(b[40:])&subscriptionAbstime != 0 {
 				cur, ok := p.clock(id)
 				if !ok {
 					return errno.EINVAL
 				}
-				d = now + (timeout - cur)
+				wait = timeout - cur
 			}
+			d := now + p.stretch(wait) // a slow node's timers fire late
 			if d < now {
 				d = now
 			}

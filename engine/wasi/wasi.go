@@ -58,6 +58,12 @@ type Process struct {
 	// SyncDelay, if set, is the virtual time each file or directory fsync
 	// takes (disk_latency); the node waits that long before it syncs.
 	SyncDelay func() int64
+	// WallOffset, if set, is added to the wall clock (clock skew and jumps);
+	// the monotonic clock never sees it.
+	WallOffset func() int64
+	// Slow, if set, is the node's slowdown factor (at least 1): each wait
+	// for a timer takes that many times as long.
+	Slow func() float64
 
 	fds      []*fdEntry
 	lineBuf  [3][]byte
@@ -256,11 +262,30 @@ const (
 func (p *Process) clock(id uint32) (int64, bool) {
 	switch id {
 	case clockRealtime:
+		if p.WallOffset != nil {
+			return Epoch + p.Now() + p.WallOffset(), true
+		}
 		return Epoch + p.Now(), true
 	case clockMonotonic, 2, 3: // process and thread CPU time count as monotonic time
 		return monoBase + p.Now(), true
 	}
 	return 0, false
+}
+
+// stretch scales a wait of d ns by the slowdown factor in force.
+func (p *Process) stretch(d int64) int64 {
+	if p.Slow == nil || d <= 0 {
+		return d
+	}
+	f := p.Slow()
+	if f <= 1 {
+		return d
+	}
+	x := float64(d) * f
+	if x >= 1<<62 {
+		return 1 << 62
+	}
+	return int64(x)
 }
 
 func clockResGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {

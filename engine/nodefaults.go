@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/wasi"
+)
+
+// Node fault kinds, in the spec's schedule form.
+const (
+	KindPause     = "pause"      // node until: the node does not run
+	KindSlow      = "slow"       // node factor until: its waits and messages take factor times as long
+	KindClockSkew = "clock_skew" // node delay (signed), at 0: its wall clock is offset by delay
+	KindClockJump = "clock_jump" // node delay (signed): its wall clock moves by delay
+)
+
+// nodeFields are the world fields this family honours.
+var nodeFields = []string{
+	"pause_per_sec", "pause_for",
+	"slow_per_sec", "slow_for", "slow_factor",
+	"clock_skew", "clock_jump_per_sec", "clock_jump_max",
+}
+
+func init() {
+	register(family{name: "node", setup: (*runner).nodeSetup, process: (*runner).nodeProcess,
+		plan: (*runner).planNode, apply: (*runner).applyNode, heal: (*runner).healNode})
+	faults.Register(faults.KindInfo{Name: KindPause, Lasts: true})
+	faults.Register(faults.KindInfo{Name: KindSlow, Lasts: true})
+	faults.Register(faults.KindInfo{Name: KindClockSkew})
+	faults.Register(faults.KindInfo{Name: KindClockJump})
+	for _, f := range nodeFields {
+		Implemented["faults."+f] = true
+	}
+}
+
+// nodeRun is the node family's state for one run, by host index. It
+// outlives incarnations: a node that restarts keeps its clock and its
+// slowdown, as a machine does when only its process restarts.
+type nodeRun struct {
+	slow      []float64       // slowdown factor in force, 1 when none
+	slowUntil []time.Duration // end of the slowdown in force
+	wall      []int64         // wall-clock offset in ns (skew plus jumps)
+}
+
+// stretch scales a delay on host h by its slowdown factor.
+func (nr *nodeRun) stretch(h int, d int64) int64 {
+	if f := nr.slow[h]; f > 1 {
+		return int64(float64(d) * f)
+	}
+	return d
+}
+
+func (r *runner) nodeSetup() error {
+	n := len(r.p.Programs)
+	r.nodef = &nodeRun{slow: make([]float64, n), slowUntil: make([]time.Duration, n), wall: make([]int64, n)}
+	for i := range r.nodef.slow {
+		r.nodef.slow[i] = 1
+	}
+	return nil
+}
+
+// nodeProcess gives each incarnation its node's wall clock and slowdown;
+// a slow node's fsyncs (disk_latency) take longer too.
+func (r *runner) nodeProcess(n *node, p *wasi.Process) {
+	nr, h := r.nodef, n.host
+	p.WallOffset = func() int64 { return nr.wall[h] }
+	p.Slow = func() float64 { return nr.slow[h] }
+	if sync := p.SyncDelay; sync != nil {
+		p.SyncDelay = func() int64 { return nr.stretch(h, sync()) }
+	}
+}
+
+// planNode draws each eligible program's pauses, slowdowns, clock skew and
+// clock jumps, each from a stream of its own keyed by the program's name,
+// so adding a node or another fault kind moves none of them.
+func (r *runner) planNode() []faults.Fault {
+	f := &r.w.Faults
+	var out []faults.Fault
+	for _, n := range r.nodes {
+		if !r.w.NodeFaults(n.prog.Program) {
+			continue
+		}
+		name := n.prog.Name
+		if f.ClockSkew > 0 {
+			s := rng.ForName(r.seed, KindClockSkew, name)
+			off := s.Between(0, 2*f.ClockSkew) - f.ClockSkew
+			if off != 0 {
+				out = append(out, faults.Fault{At: 0, Kind: KindClockSkew, Node: name, Delay: off})
+			}
+		}
+		s := rng.ForName(r.seed, KindPause, name)
+		r.spells(&s, f.PausePerSec, f.PauseFor.Min, f.PauseFor.Max, func(at, until time.Duration) {
+			out = append(out, faults.Fault{At: at, Kind: KindPause, Node: name, Until: until})
+		})
+		s = rng.ForName(r.seed, KindSlow, name)
+		r.spells(&s, f.SlowPerSec, f.SlowFor.Min, f.SlowFor.Max, func(at, until time.Duration) {
+			factor := 1 + s.Float64()*(max(f.SlowFactor, 1)-1)
+			factor = math.Round(factor*100) / 100 // reads well in a schedule, replays exactly
+			out = append(out, faults.Fault{At: at, Kind: KindSlow, Node: name, Factor: factor, Until: until})
+		})
+		s = rng.ForName(r.seed, KindClockJump, name)
+		r.poisson(&s, f.ClockJumpPerSec, func(t time.Duration) {
+			d := s.Between(0, f.ClockJumpMax).Round(time.Millisecond)
+			if s.Intn(2) == 0 {
+				d = -d
+			}
+			if d != 0 {
+				out = append(out, faults.Fault{At: t, Kind: KindClockJump, Node: name, Delay: d})
+			}
+		})
+	}
+	return out
+}
+
+// spells draws non-overlapping spells of a Poisson process: each starts an
+// exponential wait after the previous one ended and lasts [lo, hi].
+func (r *runner) spells(s *rng.Stream, perSec float64, lo, hi time.Duration, at func(at, until time.Duration)) {
+	if perSec <= 0 {
+		return
+	}
+	for t := s.Exp(perSec); t < r.w.Duration; t += s.Exp(perSec) {
+		d := s.Between(lo, hi)
+		at(t, t+d)
+		t += d
+	}
+}
+
+// applyNode starts a pause, a slowdown or a clock change on a node.
+func (r *runner) applyNode(f faults.Fault) bool {
+	switch f.Kind {
+	case KindPause, KindSlow, KindClockSkew, KindClockJump:
+	default:
+		return false
+	}
+	n := r.byName(f.Node)
+	if n == nil {
+		return true
+	}
+	nr, h := r.nodef, n.host
+	switch f.Kind {
+	case KindPause:
+		if !n.up {
+			return true // nothing runs to pause
+		}
+		r.record(f)
+		n.proc.Hold(int64(f.Until))
+		r.event(n, fmt.Sprintf("pause until %v", f.Until))
+		proc := n.proc
+		r.s.At(int64(f.Until), func() {
+			if n.proc == proc && n.up && r.res == nil {
+				r.event(n, "resume")
+			}
+		})
+	case KindSlow:
+		factor := max(f.Factor, 1)
+		r.record(f)
+		nr.slow[h], nr.slowUntil[h] = factor, f.Until
+		r.event(n, fmt.Sprintf("slow x%v until %v", factor, f.Until))
+		r.s.At(int64(f.Until), func() {
+			if nr.slowUntil[h] == f.Until && nr.slow[h] != 1 {
+				nr.slow[h] = 1
+				r.event(n, "slowdown ends")
+			}
+		})
+	case KindClockSkew:
+		r.record(f)
+		nr.wall[h] = int64(f.Delay)
+		r.event(n, fmt.Sprintf("wall clock skewed by %v", f.Delay))
+	case KindClockJump:
+		r.record(f)
+		nr.wall[h] += int64(f.Delay)
+		r.event(n, fmt.Sprintf("wall clock jumps by %v (offset now %v)", f.Delay, time.Duration(nr.wall[h])))
+	}
+	return true
+}
+
+// healNode ends every pause and slowdown (the finally check). Wall clocks
+// keep their offsets, as a machine's clock does once it has jumped; no new
+// jump comes once faults stop.
+func (r *runner) healNode() {
+	for _, n := range r.nodes {
+		h := n.host
+		if n.up && n.proc != nil && n.proc.Held() {
+			n.proc.Hold(0)
+			r.event(n, "pause ends for the finally check")
+		}
+		if r.nodef.slow[h] != 1 {
+			r.nodef.slow[h] = 1
+			r.event(n, "slowdown ends for the finally check")
+		}
+	}
+}
