@@ -1,12 +1,14 @@
 package world
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Options say what is composed over a world file after the files it
@@ -392,4 +394,210 @@ func applyPreset(root *value) error {
 	}
 	f.val = merge(pv, f.val)
 	return nil
+}
+
+// Resolved returns the world as a world file, every field with its value
+// after extends, the profile, -set and the preset: what `seedfall config`
+// prints. Host paths are relative to the world file's directory, as a user
+// writes them, unless absolute is set. Program fields that are unset
+// (disk, files, upgrade_to, faults) are left out; every other field is
+// there, defaults included. Fed back to seedfall from the same directory,
+// it describes the same world.
+func (w *World) Resolved(absolute bool) ([]byte, error) {
+	hostPath := func(p string) string {
+		if absolute || p == "" {
+			return p
+		}
+		rel, err := filepath.Rel(w.Dir, p)
+		if err != nil {
+			return p
+		}
+		rel = filepath.ToSlash(rel)
+		up := strings.Count(rel+"/", "../")
+		if up > 0 && up >= strings.Count(filepath.ToSlash(w.Dir), "/") {
+			return p // shares only the root with the world file: keep it absolute
+		}
+		if up == 0 {
+			rel = "./" + rel
+		}
+		return rel
+	}
+	prog := func(p *Program) *jsonProgram {
+		j := &jsonProgram{Name: p.Name, Pkg: hostPath(p.Pkg), Wasm: hostPath(p.Wasm), Args: p.Args, Env: p.Env,
+			Faults: p.Faults, Disk: hostPath(p.Disk), UpgradeTo: hostPath(p.UpgradeTo)}
+		if j.Args == nil {
+			j.Args = []string{}
+		}
+		if j.Env == nil {
+			j.Env = []string{}
+		}
+		if len(p.Files) > 0 {
+			j.Files = &orderedStrings{}
+			for _, f := range p.Files {
+				j.Files.keys = append(j.Files.keys, f.Path)
+				j.Files.vals = append(j.Files.vals, hostPath(f.Host))
+			}
+		}
+		return j
+	}
+	out := jsonWorld{
+		Nodes:    []*jsonProgram{},
+		Liveness: jsonLiveness{dur(w.Liveness.Within)},
+		Duration: dur(w.Duration), Latency: rng(w.Latency), Links: []jsonLink{},
+		FaultsAfterSetup: w.FaultsAfterSetup, Supervise: w.Supervise, NetOverlay: w.NetOverlay,
+		CompatOverlay: w.CompatOverlay, Watchdog: dur(w.Watchdog),
+		Preempt: jsonPreempt{string(w.Preempt.Strategy), w.Preempt.Interleave, w.Preempt.Depth, w.Preempt.Steps, w.Preempt.Calls, w.Preempt.Loops},
+	}
+	for i := range w.Nodes {
+		out.Nodes = append(out.Nodes, prog(&w.Nodes[i]))
+	}
+	for i := range w.Workloads {
+		if p := &w.Workloads[i]; p.Path == "workload" {
+			out.Workload = prog(p)
+		} else {
+			out.Workloads = append(out.Workloads, prog(p))
+		}
+	}
+	if w.Finally != nil {
+		out.Finally = prog(w.Finally)
+	}
+	for _, l := range w.Links {
+		out.Links = append(out.Links, jsonLink{l.From, l.To, rng(l.Latency)})
+	}
+	f := &w.Faults
+	out.Faults = jsonFaults{
+		Preset: string(f.Preset), CrashPerSec: f.CrashPerSec, RestartAfter: rng(f.RestartAfter),
+		PartitionPerSec: f.PartitionPerSec, PartitionFor: rng(f.PartitionFor), PartitionTopologies: stringsOf(f.PartitionTopologies),
+		ClogPerSec: f.ClogPerSec, ClogFor: rng(f.ClogFor), ClogModes: stringsOf(f.ClogModes), ClogDelay: rng(f.ClogDelay),
+		SwizzlePerSec: f.SwizzlePerSec, ResetPerSec: f.ResetPerSec, UDPLoss: f.UDPLoss, UDPDup: f.UDPDup,
+		SlowPerSec: f.SlowPerSec, SlowFor: rng(f.SlowFor), SlowFactor: f.SlowFactor,
+		TornWrites: f.TornWrites, ReorderWrites: f.ReorderWrites, FSModel: string(f.FSModel),
+		CrashOnIO: f.CrashOnIO, FsyncEIO: f.FsyncEIO, DiskBytes: f.DiskBytes,
+		WriteEIO: f.WriteEIO, WriteENOSPC: f.WriteENOSPC, ReadEIO: f.ReadEIO, ReadCorrupt: f.ReadCorrupt,
+		LostWrite: f.LostWrite, MisdirectedWrite: f.MisdirectedWrite, CorruptOnCrash: f.CorruptOnCrash,
+		BitrotPerSec: f.BitrotPerSec, DiskLatency: rng(f.DiskLatency), MmapEarlyWriteback: f.MmapEarlyWriteback,
+		StrictDirs: f.StrictDirs, ClockSkew: dur(f.ClockSkew), PausePerSec: f.PausePerSec, PauseFor: rng(f.PauseFor),
+		ClockJumpPerSec: f.ClockJumpPerSec, ClockJumpMax: dur(f.ClockJumpMax),
+		Buggify: f.Buggify, IncludeWorkload: f.IncludeWorkload, Swarm: f.Swarm,
+	}
+	return json.MarshalIndent(out, "", "  ")
+}
+
+func dur(d time.Duration) string { return d.String() }
+
+func rng(r Range) [2]string { return [2]string{r.Min.String(), r.Max.String()} }
+
+// The resolved world's JSON form, fields in the order of the spec's tables.
+type jsonWorld struct {
+	Nodes            []*jsonProgram `json:"nodes"`
+	Workload         *jsonProgram   `json:"workload,omitempty"`
+	Workloads        []*jsonProgram `json:"workloads,omitempty"`
+	Finally          *jsonProgram   `json:"finally,omitempty"`
+	Liveness         jsonLiveness   `json:"liveness"`
+	Duration         string         `json:"duration"`
+	Latency          [2]string      `json:"latency"`
+	Links            []jsonLink     `json:"links"`
+	FaultsAfterSetup bool           `json:"faults_after_setup"`
+	Supervise        bool           `json:"supervise"`
+	NetOverlay       bool           `json:"net_overlay"`
+	CompatOverlay    bool           `json:"compat_overlay"`
+	Watchdog         string         `json:"watchdog"`
+	Preempt          jsonPreempt    `json:"preempt"`
+	Faults           jsonFaults     `json:"faults"`
+}
+
+type jsonProgram struct {
+	Name      string          `json:"name"`
+	Pkg       string          `json:"pkg,omitempty"`
+	Wasm      string          `json:"wasm,omitempty"`
+	Args      []string        `json:"args"`
+	Env       []string        `json:"env"`
+	Faults    *bool           `json:"faults,omitempty"`
+	Disk      string          `json:"disk,omitempty"`
+	Files     *orderedStrings `json:"files,omitempty"`
+	UpgradeTo string          `json:"upgrade_to,omitempty"`
+}
+
+// orderedStrings is a JSON object of strings in a fixed key order.
+type orderedStrings struct{ keys, vals []string }
+
+func (o *orderedStrings) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, _ := json.Marshal(o.vals[i])
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return []byte(b.String()), nil
+}
+
+type jsonLiveness struct {
+	Within string `json:"within"`
+}
+
+type jsonLink struct {
+	From    string    `json:"from,omitempty"`
+	To      string    `json:"to,omitempty"`
+	Latency [2]string `json:"latency"`
+}
+
+type jsonPreempt struct {
+	Strategy   string `json:"strategy"`
+	Interleave bool   `json:"interleave"`
+	Depth      int    `json:"depth"`
+	Steps      int    `json:"steps"`
+	Calls      int    `json:"calls"`
+	Loops      bool   `json:"loops"`
+}
+
+type jsonFaults struct {
+	Preset              string    `json:"preset,omitempty"`
+	CrashPerSec         float64   `json:"crash_per_sec"`
+	RestartAfter        [2]string `json:"restart_after"`
+	PartitionPerSec     float64   `json:"partition_per_sec"`
+	PartitionFor        [2]string `json:"partition_for"`
+	PartitionTopologies []string  `json:"partition_topologies"`
+	ClogPerSec          float64   `json:"clog_per_sec"`
+	ClogFor             [2]string `json:"clog_for"`
+	ClogModes           []string  `json:"clog_modes"`
+	ClogDelay           [2]string `json:"clog_delay"`
+	SwizzlePerSec       float64   `json:"swizzle_per_sec"`
+	ResetPerSec         float64   `json:"reset_per_sec"`
+	UDPLoss             float64   `json:"udp_loss"`
+	UDPDup              float64   `json:"udp_dup"`
+	SlowPerSec          float64   `json:"slow_per_sec"`
+	SlowFor             [2]string `json:"slow_for"`
+	SlowFactor          float64   `json:"slow_factor"`
+	TornWrites          bool      `json:"torn_writes"`
+	ReorderWrites       bool      `json:"reorder_writes"`
+	FSModel             string    `json:"fs_model"`
+	CrashOnIO           float64   `json:"crash_on_io"`
+	FsyncEIO            float64   `json:"fsync_eio"`
+	DiskBytes           int64     `json:"disk_bytes"`
+	WriteEIO            float64   `json:"write_eio"`
+	WriteENOSPC         float64   `json:"write_enospc"`
+	ReadEIO             float64   `json:"read_eio"`
+	ReadCorrupt         float64   `json:"read_corrupt"`
+	LostWrite           float64   `json:"lost_write"`
+	MisdirectedWrite    float64   `json:"misdirected_write"`
+	CorruptOnCrash      bool      `json:"corrupt_on_crash"`
+	BitrotPerSec        float64   `json:"bitrot_per_sec"`
+	DiskLatency         [2]string `json:"disk_latency"`
+	MmapEarlyWriteback  float64   `json:"mmap_early_writeback"`
+	StrictDirs          bool      `json:"strict_dirs"`
+	ClockSkew           string    `json:"clock_skew"`
+	PausePerSec         float64   `json:"pause_per_sec"`
+	PauseFor            [2]string `json:"pause_for"`
+	ClockJumpPerSec     float64   `json:"clock_jump_per_sec"`
+	ClockJumpMax        string    `json:"clock_jump_max"`
+	Buggify             bool      `json:"buggify"`
+	IncludeWorkload     bool      `json:"include_workload"`
+	Swarm               bool      `json:"swarm"`
 }

@@ -296,3 +296,46 @@ func TestPresets(t *testing.T) {
 		t.Errorf("everything lacks the durability level")
 	}
 }
+
+func TestResolvedRoundTrip(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"base/seedfall.json": base,
+		"child.json": `{
+  "extends": "base/seedfall.json",
+  "nodes": [{ "name": "n1", "pkg": "./base/node", "files": {"z": "f1", "a/b": "/abs/f2"}, "faults": false }],
+  "finally": { "name": "check", "wasm": "check.wasm" },
+  "links": [{ "to": "n1", "latency": ["3ms", "4ms"] }],
+  "faults": "resilient"
+}`,
+	})
+	w, err := loadIn(t, dir, "child.json", Options{Profile: "ci", Set: []string{"faults.udp_loss=0.5"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.Resolved(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"pkg": "./base/node"`, `"pkg": "./base/client"`, `"wasm": "./check.wasm"`, `"a/b": "/abs/f2"`,
+		`"duration": "5m0s"`, `"preset": "resilient"`, `"udp_loss": 0.5`, `"crash_per_sec": 0.5`, `"partition_per_sec": 0.1`, `"swarm": false`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("resolved world lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "profiles") || strings.Contains(string(out), "extends") {
+		t.Errorf("resolved world still names profiles or extends:\n%s", out)
+	}
+	// Read back from the same directory, it is the same world.
+	w2, err := ParseWith(out, "resolved.json", dir, Options{})
+	if err != nil {
+		t.Fatalf("resolved world does not parse: %v\n%s", err, out)
+	}
+	out2, _ := w2.Resolved(false)
+	if string(out) != string(out2) {
+		t.Errorf("round trip differs:\n%s\n---\n%s", out, out2)
+	}
+	abs, _ := w.Resolved(true)
+	if !strings.Contains(string(abs), `"pkg": "`+filepath.ToSlash(filepath.Join(dir, "base", "node"))+`"`) {
+		t.Errorf("absolute form:\n%s", abs)
+	}
+}
