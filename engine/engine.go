@@ -33,6 +33,7 @@ var Implemented = map[string]bool{
 	"finally.name": true, "finally.pkg": true, "finally.wasm": true, "finally.args": true, "finally.env": true,
 	"duration": true, "latency": true, "links": true, "supervise": true, "net_overlay": true, "watchdog": true,
 	"faults.crash_per_sec": true, "faults.restart_after": true, "faults.strict_dirs": true,
+	"extends": true, "profiles": true, "faults.preset": true,
 }
 
 // Options configure an Engine.

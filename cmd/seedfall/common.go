@@ -36,17 +36,63 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// worldArgs are the flags that name a world, shared by every command that
+// loads one: -c, -profile and -set.
+type worldArgs struct {
+	cfg, profile *string
+	sets         setFlags
+}
+
+// setFlags collects repeated -set flags in order.
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, " ") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+func worldFlags(fs *flag.FlagSet) *worldArgs {
+	a := &worldArgs{cfg: fs.String("c", "seedfall.json", "the world file")}
+	a.profile = fs.String("profile", "", "merge this entry of the world file's \"profiles\" over the world")
+	fs.Var(&a.sets, "set", "override a field, as path=value: a JSON value or a bare string, such as faults.crash_per_sec=0.5 (repeatable)")
+	return a
+}
+
+// load reads the world file with its profile and overrides.
+func (a *worldArgs) load() (*world.World, error) {
+	return world.LoadWith(*a.cfg, world.Options{Profile: *a.profile, Set: a.sets})
+}
+
+// String writes the flags back as a command line, for printed commands.
+func (a *worldArgs) String() string {
+	out := "-c " + shellQuote(*a.cfg)
+	if *a.profile != "" {
+		out += " -profile " + shellQuote(*a.profile)
+	}
+	for _, s := range a.sets {
+		out += " -set " + shellQuote(s)
+	}
+	return out
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // session is a loaded, built world and the engine that runs it.
 type session struct {
-	cfg    string // -c as given, for printed commands
+	cfg    string // -c as given, for messages
+	args   string // -c, -profile and -set as a command line, for printed commands
 	stderr io.Writer
 	w      *world.World
 	e      *engine.Engine
 	p      *engine.Prepared
 }
 
-func open(ctx context.Context, cfg string, stderr io.Writer) (*session, error) {
-	w, err := world.Load(cfg)
+func open(ctx context.Context, wa *worldArgs, stderr io.Writer) (*session, error) {
+	w, err := wa.load()
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +112,7 @@ func open(ctx context.Context, cfg string, stderr io.Writer) (*session, error) {
 		e.Close(ctx)
 		return nil, err
 	}
-	return &session{cfg: cfg, stderr: stderr, w: w, e: e, p: p}, nil
+	return &session{cfg: *wa.cfg, args: wa.String(), stderr: stderr, w: w, e: e, p: p}, nil
 }
 
 func (s *session) close() { s.e.Close(context.Background()) }
@@ -216,7 +262,7 @@ func (s *session) printVerdict(w io.Writer, res *engine.Result, replay string) {
 }
 
 func (s *session) replayCommand(seed uint64) string {
-	return fmt.Sprintf("seedfall replay -c %s -seed %d", s.cfg, seed)
+	return fmt.Sprintf("seedfall replay %s -seed %d", s.args, seed)
 }
 
 type jsonResult struct {

@@ -16,7 +16,7 @@ import (
 // full the disk is.
 func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("inspect", stderr)
-	cfg := fs.String("c", "seedfall.json", "the world file")
+	cfg := worldFlags(fs)
 	seed := fs.Uint64("seed", 0, "the seed to inspect")
 	node := fs.String("node", "", "show only this program's disk")
 	at := fs.Duration("at", 0, "stop the run at this virtual time and show the disks then (default: the end of the run)")
@@ -31,7 +31,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-at %v is negative: give a virtual time such as 1.5s", *at)
 	}
 	ctx := context.Background()
-	s, err := open(ctx, *cfg, stderr)
+	s, err := open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 
 func logsCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("logs", stderr)
-	cfg := fs.String("c", "seedfall.json", "the world file")
+	cfg := worldFlags(fs)
 	seed := fs.Uint64("seed", 0, "the seed whose run to print")
 	node := fs.String("node", "", "print only this program's lines")
 	faultsFile := fs.String("faults", "", "the schedule to apply (default: .seedfall/seed-N.faults.json next to the config, if it exists)")
@@ -22,7 +22,7 @@ func logsCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("say which seed's logs to print: -seed N")
 	}
 	ctx := context.Background()
-	s, err := open(ctx, *cfg, stderr)
+	s, err := open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ usage:
   seedfall replay -c seedfall.json -seed N [-faults FILE] [-json]
   seedfall logs   -c seedfall.json -seed N [-node NAME] [-faults FILE]
   seedfall inspect -c seedfall.json -seed N [-node NAME] [-at T] [-faults FILE]
+  seedfall config  -c seedfall.json [-profile P] [-set path=value]... [-json]
 
 Run 'seedfall <command> -h' for a command's flags.
 `
@@ -43,6 +44,7 @@ var commands = []command{
 	{"replay", replayCmd},
 	{"logs", logsCmd},
 	{"inspect", inspectCmd},
+	{"config", configCmd},
 }
 
 func main() {

@@ -10,7 +10,7 @@ import (
 
 func replayCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("replay", stderr)
-	cfg := fs.String("c", "seedfall.json", "the world file")
+	cfg := worldFlags(fs)
 	seed := fs.Uint64("seed", 0, "the seed to replay")
 	faultsFile := fs.String("faults", "", "the schedule to apply (default: .seedfall/seed-N.faults.json next to the config, if it exists)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -21,7 +21,7 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("say which seed to replay: -seed N")
 	}
 	ctx := context.Background()
-	s, err := open(ctx, *cfg, stderr)
+	s, err := open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 
 func runCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", stderr)
-	cfg := fs.String("c", "seedfall.json", "the world file")
+	cfg := worldFlags(fs)
 	seed := fs.Uint64("seed", 0, "run one seed")
 	seeds := fs.String("seeds", "", "run many seeds: 1-500, or lists like 2-3,9")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "worlds run at once (one per core; a world never spreads over cores)")
@@ -56,7 +56,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		runtime.GOMAXPROCS(*parallel)
 	}
 	ctx := context.Background()
-	s, err := open(ctx, *cfg, stderr)
+	s, err := open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
