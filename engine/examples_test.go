@@ -28,7 +28,7 @@ func TestExamples(t *testing.T) {
 	for _, ex := range []struct {
 		name  string
 		limit uint64 // the bug must be found within this many seeds
-	}{{"kvlog", 20}, {"snapshot", 20}, {"symswap", 50}, {"walretry", 50}, {"primarybackup", 50}, {"retries", 50}} {
+	}{{"kvlog", 20}, {"snapshot", 20}, {"symswap", 50}, {"walretry", 50}, {"primarybackup", 50}, {"retries", 50}, {"lease", 20}} {
 		t.Run(ex.name, func(t *testing.T) {
 			buggy := prepareFile(t, fmt.Sprintf("../examples/%s/seedfall.json", ex.name))
 			found := uint64(0)

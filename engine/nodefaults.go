@@ -87,7 +87,9 @@ func (r *runner) planNode() []faults.Fault {
 		name := n.prog.Name
 		if f.ClockSkew > 0 {
 			s := rng.ForName(r.seed, KindClockSkew, name)
-			off := s.Between(0, 2*f.ClockSkew) - f.ClockSkew
+			// Whole milliseconds read well in a schedule; truncation keeps
+			// the offset inside [-skew, +skew].
+			off := (s.Between(0, 2*f.ClockSkew) - f.ClockSkew).Truncate(time.Millisecond)
 			if off != 0 {
 				out = append(out, faults.Fault{At: 0, Kind: KindClockSkew, Node: name, Delay: off})
 			}
@@ -104,7 +106,7 @@ func (r *runner) planNode() []faults.Fault {
 		})
 		s = rng.ForName(r.seed, KindClockJump, name)
 		r.poisson(&s, f.ClockJumpPerSec, func(t time.Duration) {
-			d := s.Between(0, f.ClockJumpMax).Round(time.Millisecond)
+			d := s.Between(0, f.ClockJumpMax).Truncate(time.Millisecond)
 			if s.Intn(2) == 0 {
 				d = -d
 			}
