@@ -33,6 +33,9 @@ func compose(src *source, o Options) (*value, []string, error) {
 	if root.kind != kindObject {
 		return root, files, nil // the decoder says what is wrong
 	}
+	if err := checkProfiles(root, src, o.Profile); err != nil {
+		return nil, nil, err
+	}
 	if o.Profile != "" {
 		if root, err = applyProfile(root, src, o.Profile); err != nil {
 			return nil, nil, err
@@ -246,6 +249,37 @@ func applyProfile(root *value, top *source, name string) (*value, error) {
 		return moved[s]
 	})
 	return merge(root, val), nil
+}
+
+// checkProfiles decodes the world under every profile but the selected one
+// (which the caller decodes), so a mistake in a profile is reported
+// whichever profile a run picks. It leaves root as it was: merging copies.
+func checkProfiles(root *value, top *source, selected string) error {
+	p := root.find("profiles")
+	if p == nil || p.val.kind != kindObject {
+		return nil
+	}
+	for _, m := range p.val.members {
+		if m.key == selected || m.key == "" {
+			continue
+		}
+		merged, err := applyProfile(root, top, m.key)
+		if err != nil {
+			return err
+		}
+		if err := applyPreset(merged); err != nil {
+			return err
+		}
+		d := &decoder{top: top}
+		w, err := d.world(merged)
+		if err == nil {
+			err = w.check()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // applySet applies one -set path=value. The value is JSON, or else a bare

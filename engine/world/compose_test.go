@@ -130,6 +130,12 @@ func TestComposeErrors(t *testing.T) {
   "extends": "base.json",
   "profiles": {
     "ci": { "faults": { "crash_per_seg": 1 } },
+    "ok": { "duration": "1s" }
+  }
+}`,
+		"deepprofile.json": `{
+  "extends": "base.json",
+  "profiles": {
     "deep": { "extends": "x.json" }
   }
 }`,
@@ -155,7 +161,8 @@ func TestComposeErrors(t *testing.T) {
 		{"name clash across files", "nameclash.json", Options{}, `nameclash.json:3: workload.name: "n1" is already the name of nodes[0] on base.json:2; names must be unique across nodes, workloads and finally`},
 		{"parent not an object", "notobj.json", Options{}, `list.json:1: want a JSON object at the top of the file, got a list`},
 		{"profile error", "badprofile.json", Options{Profile: "ci"}, `badprofile.json:4: profiles.ci.faults.crash_per_seg: unknown field (did you mean "crash_per_sec"?)`},
-		{"profile extends", "badprofile.json", Options{Profile: "deep"}, `badprofile.json:5: profiles.deep.extends: a profile cannot set extends; set it at the top of the file`},
+		{"error in a profile not selected", "badprofile.json", Options{Profile: "ok"}, `badprofile.json:4: profiles.ci.faults.crash_per_seg: unknown field (did you mean "crash_per_sec"?)`},
+		{"profile extends", "deepprofile.json", Options{Profile: "deep"}, `deepprofile.json:4: profiles.deep.extends: a profile cannot set extends; set it at the top of the file`},
 		{"unknown profile", "base.json", Options{Profile: "cj"}, `base.json: -profile "cj": base.json has no such profile (did you mean "ci"?)`},
 		{"unknown profile list", "base.json", Options{Profile: "nightly"}, `base.json: -profile "nightly": base.json has no such profile; its profiles are ci, quick`},
 		{"no profiles", "noprofile.json", Options{Profile: "ci"}, `noprofile.json: -profile "ci": noprofile.json has no such profile; it defines none (add "profiles": {"ci": {...}})`},
