@@ -129,8 +129,21 @@ func (s *session) saveSchedule(res *engine.Result) (string, error) {
 		return "", err
 	}
 	sch := *res.Schedule
-	sch.Config = filepath.Base(s.w.File)
+	sch.Config = s.configName()
 	return path, sch.Save(path)
+}
+
+// configName names the world a schedule belongs to: the file, and the
+// profile and overrides that changed it, since they share .seedfall/.
+func (s *session) configName() string {
+	name := filepath.Base(s.w.File)
+	if s.w.Profile != "" {
+		name += " -profile " + shellQuote(s.w.Profile)
+	}
+	for _, set := range s.w.Sets {
+		name += " -set " + shellQuote(set)
+	}
+	return name
 }
 
 // loadSchedule reads -faults, or the seed's saved schedule when -faults is
@@ -157,7 +170,7 @@ func (s *session) loadSchedule(path string, seed uint64) (*faults.Schedule, stri
 	}
 	// World files in one directory share .seedfall/: a schedule another
 	// world saved is used only when asked for by name.
-	if own := filepath.Base(s.w.File); implicit && sch.Config != "" && sch.Config != own {
+	if own := s.configName(); implicit && sch.Config != "" && sch.Config != own {
 		fmt.Fprintf(s.stderr, "note: %s was saved by %s, not %s; drawing seed %d's own faults (pass -faults %s to apply it)\n",
 			displayPath(path), sch.Config, own, seed, displayPath(path))
 		return nil, "", nil
