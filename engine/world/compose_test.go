@@ -197,6 +197,7 @@ func TestSet(t *testing.T) {
 		"workload.pkg=./other",
 		"duration=2s", // after the profile, so it wins
 		"faults.partition_topologies=[\"one\"]",
+		`nodes[0].files["data/seed.db"]=./seed.db`,
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +213,8 @@ func TestSet(t *testing.T) {
 		{"pkg against the file's dir", w.Workloads[0].Pkg, filepath.Join(dir, "other")},
 		{"duration", w.Duration, 2 * time.Second},
 		{"topologies", w.Faults.PartitionTopologies, []Topology{TopologyOne}},
-		{"sets", len(w.Sets), 6},
+		{"files", w.Nodes[0].Files, []FileCopy{{"data/seed.db", filepath.Join(dir, "seed.db")}}},
+		{"sets", len(w.Sets), 7},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(c.got, c.want) {
