@@ -331,6 +331,9 @@ func applySet(root *value, top *source, arg string) error {
 		}
 		done = mapKey(done, s.key)
 		m := cur.find(s.key)
+		if m == nil && !last && segs[i+1].isIndex {
+			return fmt.Errorf("-set %s: %s is not set, so it has no [%d]; set the whole list", path, done, segs[i+1].index)
+		}
 		if m == nil {
 			cur.members = append(cur.members, member{key: s.key, src: src, val: &value{src: src, kind: kindObject}})
 			m = &cur.members[len(cur.members)-1]

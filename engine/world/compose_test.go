@@ -174,6 +174,7 @@ func TestComposeErrors(t *testing.T) {
 		{"set out of range", "base.json", Options{Set: []string{"nodes[3].args=[]"}}, `-set nodes[3].args: nodes has 1 entries, so [3] is out of range; set the whole list to add one`},
 		{"set into scalar", "base.json", Options{Set: []string{"duration.x=1"}}, `-set duration.x: duration is "10s", not an object`},
 		{"set extends", "base.json", Options{Set: []string{"extends=a.json"}}, `-set extends: extends cannot be set from the command line; use -c to pick the file, -profile to pick a profile`},
+		{"set index of unset list", "noprofile.json", Options{Set: []string{"nodes[0].args=[]"}}, `-set nodes[0].args: nodes is not set, so it has no [0]; set the whole list`},
 		{"set bad path", "base.json", Options{Set: []string{"nodes[x]=1"}}, `-set nodes[x]: [x] is not a list index such as [0]`},
 	}
 	for _, tt := range tests {
