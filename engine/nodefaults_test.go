@@ -130,6 +130,27 @@ func TestSlowdownStretchesLatency(t *testing.T) {
 	}
 }
 
+// A slow node's fsyncs take factor times their disk_latency.
+func TestSlowdownStretchesDiskLatency(t *testing.T) {
+	p := prepare(t, `{"faults": {"disk_latency": ["10ms", "10ms"]},
+		"nodes": [{"name": "d", "pkg": "./diskio", "args": ["-pages", "3", "-wait", "0s"]}],
+		"workload": {"name": "w", "pkg": "./clockwatch", "args": ["-n", "1", "-every", "1s"]}}`)
+	exitAt := func(r *Result) time.Duration {
+		for _, l := range r.Lines {
+			if l.Node == "d" && l.Text == "exit 0" {
+				return time.Duration(l.At)
+			}
+		}
+		t.Fatalf("d never exited 0:\n%s", output(r, ""))
+		return 0
+	}
+	base := exitAt(twice(t, p, 1, &faults.Schedule{Seed: 1}))
+	slow := exitAt(twice(t, p, 1, &faults.Schedule{Seed: 1, Faults: []faults.Fault{{At: 0, Kind: KindSlow, Node: "d", Factor: 2.5, Until: time.Hour}}}))
+	if base < 30*ms || slow*2 != base*5 {
+		t.Fatalf("the fsyncs took %v without the slowdown and %v with a 2.5x one; want at least 30ms, then 2.5 times that", base, slow)
+	}
+}
+
 // Drawn from the rates: every kind happens, the fault-free node and the
 // workload get none, the same seed runs the same twice, and the saved
 // schedule replays exactly.
