@@ -151,6 +151,38 @@ func TestSlowdownStretchesDiskLatency(t *testing.T) {
 	}
 }
 
+// When the finally check starts, pauses and slowdowns end at once.
+func TestFinallyCheckHealsPausesAndSlowdowns(t *testing.T) {
+	p := prepare(t, `{"nodes": [{"name": "n", "pkg": "./clockwatch", "args": ["-n", "4"]}, {"name": "m", "pkg": "./clockwatch", "args": ["-n", "4"]}],
+		"workload": {"name": "w", "pkg": "./clockwatch", "args": ["-n", "2"]},
+		"finally": {"name": "f", "pkg": "./clockwatch", "args": ["-n", "15"]}}`)
+	r := twice(t, p, 1, &faults.Schedule{Seed: 1, Faults: []faults.Fault{
+		{At: 150 * ms, Kind: KindPause, Node: "n", Until: time.Hour},
+		{At: 50 * ms, Kind: KindSlow, Node: "m", Factor: 10, Until: time.Hour},
+	}})
+	out := output(r, "")
+	if !r.Passed {
+		t.Fatalf("%s: %s\n%s", r.Class, r.Reason, out)
+	}
+	for _, want := range []string{
+		"0.200000000 n#1 - pause ends for the finally check",
+		"0.200000000 m#1 - slowdown ends for the finally check",
+		"0.200000000 n#1 | round 1 wall=200ms mono=200ms slept=100ms",
+		"0.300000000 n#1 | round 2 wall=300ms mono=300ms slept=100ms",
+		// m's second sleep began slowed (1s) and keeps its length; the next is true.
+		"0.100000000 m#1 | round 0 wall=100ms mono=100ms slept=100ms",
+		"1.100000000 m#1 | round 1 wall=1100ms mono=1100ms slept=1000ms",
+		"1.200000000 m#1 | round 2 wall=1200ms mono=1200ms slept=100ms",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+}
+
 // Drawn from the rates: every kind happens, the fault-free node and the
 // workload get none, the same seed runs the same twice, and the saved
 // schedule replays exactly.
