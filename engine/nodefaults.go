@@ -29,7 +29,7 @@ func init() {
 	register(family{name: "node", setup: (*runner).nodeSetup, process: (*runner).nodeProcess,
 		plan: (*runner).planNode, apply: (*runner).applyNode, heal: (*runner).healNode})
 	faults.Register(faults.KindInfo{Name: KindPause, Lasts: true})
-	faults.Register(faults.KindInfo{Name: KindSlow, Lasts: true})
+	faults.Register(faults.KindInfo{Name: KindSlow, Lasts: true, Factor: true})
 	faults.Register(faults.KindInfo{Name: KindClockSkew})
 	faults.Register(faults.KindInfo{Name: KindClockJump})
 	for _, f := range nodeFields {

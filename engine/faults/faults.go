@@ -32,6 +32,8 @@ type KindInfo struct {
 	// NoNode is true for kinds that name no single node (partitions,
 	// link clogs).
 	NoNode bool
+	// Factor is true for kinds whose factor must be at least 1 (slow).
+	Factor bool
 }
 
 var kinds = map[string]KindInfo{
@@ -287,6 +289,9 @@ func (f Fault) check(programs []string) error {
 	}
 	if k.Lasts && f.Until < f.At {
 		return fmt.Errorf("until %v is before at %v", f.Until, f.At)
+	}
+	if k.Factor && f.Factor < 1 {
+		return fmt.Errorf("factor %v is below 1: a %s fault stretches time, it cannot shrink it", f.Factor, f.Kind)
 	}
 	if k.AtOp && f.Op < 1 {
 		return fmt.Errorf("op must be at least 1: a %s fault fires at an operation", f.Kind)

@@ -141,6 +141,8 @@ func TestSpecFaultFormsRoundTrip(t *testing.T) {
 func TestRegisteredKindsAreChecked(t *testing.T) {
 	Register(KindInfo{Name: "test_op", AtOp: true})
 	defer delete(kinds, "test_op")
+	Register(KindInfo{Name: "test_slow", Lasts: true, Factor: true})
+	defer delete(kinds, "test_slow")
 	programs := []string{"a", "b"}
 	for _, tc := range []struct {
 		f    Fault
@@ -150,6 +152,8 @@ func TestRegisteredKindsAreChecked(t *testing.T) {
 		{Fault{Kind: "test_op", Op: 3}, "needs a node"},
 		{Fault{Kind: "test_op", Node: "a", Op: 3, To: "zz"}, `node "zz" is not in the world`},
 		{Fault{Kind: "test_op", Node: "a", Op: 3}, ""},
+		{Fault{Kind: "test_slow", Node: "a", Factor: 0.5}, "factor 0.5 is below 1"},
+		{Fault{Kind: "test_slow", Node: "a", Factor: 2}, ""},
 	} {
 		err := tc.f.check(programs)
 		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
