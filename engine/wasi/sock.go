@@ -86,20 +86,30 @@ func readIP(m api.Module, ptr, n uint32) (netip.Addr, errno.Errno) {
 	return netip.Addr{}, errno.EINVAL
 }
 
-func sockListen(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+// bindArgs reads the (ip_ptr, ip_len, port) that sock_listen and
+// sock_udp_bind start with; port 0 asks for an ephemeral one.
+func bindArgs(ctx context.Context, m api.Module, s []uint64) (*Process, netip.Addr, int, errno.Errno) {
 	p := proc(ctx)
 	if p.Net == nil {
-		return errno.ENOSYS
+		return nil, netip.Addr{}, 0, errno.ENOSYS
 	}
 	ip, en := readIP(m, uint32(s[0]), uint32(s[1]))
 	if en != 0 {
-		return en
+		return nil, ip, 0, en
 	}
 	port := uint32(s[2])
 	if port > 65535 {
-		return errno.EINVAL
+		return nil, ip, 0, errno.EINVAL
 	}
-	l, en := p.Net.Listen(p.Host, ip, int(port))
+	return p, ip, int(port), 0
+}
+
+func sockListen(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	p, ip, port, en := bindArgs(ctx, m, s)
+	if en != 0 {
+		return en
+	}
+	l, en := p.Net.Listen(p.Host, ip, port)
 	if en != 0 {
 		return en
 	}

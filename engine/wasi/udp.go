@@ -36,19 +36,11 @@ func (p *Process) udpFD(fd uint32) (*fdEntry, errno.Errno) {
 }
 
 func sockUDPBind(ctx context.Context, m api.Module, s []uint64) errno.Errno {
-	p := proc(ctx)
-	if p.Net == nil {
-		return errno.ENOSYS
-	}
-	ip, en := readIP(m, uint32(s[0]), uint32(s[1]))
+	p, ip, port, en := bindArgs(ctx, m, s)
 	if en != 0 {
 		return en
 	}
-	port := uint32(s[2])
-	if port > 65535 {
-		return errno.EINVAL
-	}
-	u, en := p.Net.ListenUDP(p.Host, ip, int(port))
+	u, en := p.Net.ListenUDP(p.Host, ip, port)
 	if en != 0 {
 		return en
 	}
