@@ -89,6 +89,9 @@ type runner struct {
 	diskf *diskRun // disk faults' per-run state (diskfaults.go)
 	netf  *netRun  // network faults' per-run state (netfaults.go)
 	nodef *nodeRun // pauses, slowdowns and clocks (nodefaults.go)
+
+	bug  *buggifyRun // sim.Buggify sites (buggify.go)
+	held bool        // faults_after_setup: faults wait for sim.SetupComplete
 }
 
 // family is one group of fault kinds: crashes here, others in files of
@@ -143,7 +146,8 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		s:        sched.New(rng.New(opt.Seed, "sched", -1)),
 		tr:       trace.New(),
 		netR:     rng.New(opt.Seed, "net", -1),
-		faultsOn: true,
+		faultsOn: !w.FaultsAfterSetup,
+		held:     w.FaultsAfterSetup,
 	}
 	r.given = opt.Schedule
 	r.crashDisk = func(n *node) { n.disk.Crash() }
@@ -349,7 +353,15 @@ func (r *runner) start(n *node) {
 			}
 			r.tr.Add(trace.Line{At: r.s.Now(), Node: n.prog.Name, Inc: inc, Kind: kind, Text: string(line)})
 		},
-		SetupComplete: func() { r.event(n, "setup complete") },
+		SetupComplete: func() {
+			r.event(n, "setup complete")
+			if r.held {
+				// faults_after_setup: faults start now; timed faults planned
+				// before this moment never fire.
+				r.held, r.faultsOn = false, true
+				r.event(n, "faults start")
+			}
+		},
 	}
 	for _, f := range families {
 		if f.process != nil {
@@ -473,7 +485,7 @@ func (r *runner) workloadsDone() {
 		r.pass("every workload exited 0")
 		return
 	}
-	r.faultsOn = false
+	r.faultsOn, r.held = false, false
 	for _, f := range families {
 		if f.heal != nil {
 			f.heal(r)

@@ -6,9 +6,22 @@
 //
 // The module has no dependencies on purpose: adding it to a program under
 // test must not pull anything else into that program's go.mod.
+//
+// Host ABI (the "seedfall" wasm import module):
+//
+//	setup_complete()
+//	buggify(site_ptr i32, site_len i32, prob_bits i64) -> i32
+//
+// buggify passes the site's "file:line" as bytes in guest memory and the
+// firing probability as the bits of a float64; it returns 1 when the site
+// fires at this hit and 0 when it does not.
 package sim
 
-import "os"
+import (
+	"os"
+	"runtime"
+	"strconv"
+)
 
 // Enabled reports whether the program runs as a node of a seedfall world.
 // seedfall sets SEEDFALL=1 in every node's environment.
@@ -20,10 +33,36 @@ func Node() string { return os.Getenv("SEEDFALL_NODE") }
 
 // SetupComplete tells seedfall that the node finished starting up (listening,
 // recovered its data, ...). seedfall records it in the run's trace; with
-// "faults_after_setup" (not built yet) it will hold back faults until then.
+// "faults_after_setup" it holds back every fault until the first node calls it.
 // Outside seedfall it does nothing.
 func SetupComplete() {
 	if Enabled() {
 		setupComplete()
 	}
+}
+
+// BuggifyProb is how often an enabled Buggify site fires: one hit in twenty.
+const BuggifyProb = 0.05
+
+// Buggify reports whether the calling site should take its rare path now.
+// Under seedfall with "buggify": true, each site (its file:line) is enabled
+// in a quarter of runs and then fires at BuggifyProb of its hits; every
+// firing is recorded in the run's schedule and replays exactly. Outside
+// seedfall, or without "buggify", it returns false.
+func Buggify() bool { return buggify(BuggifyProb) }
+
+// BuggifyWithProb is Buggify with the site's own firing rate p (0 to 1).
+func BuggifyWithProb(p float64) bool { return buggify(p) }
+
+// buggify names its caller's caller as the site: -trimpath builds make the
+// name the same on every machine.
+func buggify(p float64) bool {
+	if !Enabled() {
+		return false
+	}
+	_, file, line, ok := runtime.Caller(2)
+	if !ok {
+		return false
+	}
+	return buggifyHost(file+":"+strconv.Itoa(line), p)
 }

@@ -59,3 +59,13 @@ func unsetenv(t *testing.T, key string) {
 		t.Fatal(err)
 	}
 }
+
+// Natively no site ever fires, inside seedfall's environment or not.
+func TestBuggifyNative(t *testing.T) {
+	for _, v := range []string{"", "1"} {
+		t.Setenv("SEEDFALL", v)
+		if Buggify() || BuggifyWithProb(1) {
+			t.Errorf("a buggify site fired natively with SEEDFALL=%q", v)
+		}
+	}
+}

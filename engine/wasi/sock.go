@@ -2,6 +2,7 @@ package wasi
 
 import (
 	"context"
+	"math"
 	"net/netip"
 
 	"github.com/tetratelabs/wazero/api"
@@ -56,6 +57,15 @@ var seedfallFuncs = []hostFunc{
 	{name: "setup_complete", fn: func(ctx context.Context, m api.Module, s []uint64) {
 		if p := proc(ctx); p.SetupComplete != nil {
 			p.SetupComplete()
+		}
+	}},
+	// buggify(site_ptr, site_len, prob_bits) -> 1 when the site fires.
+	{name: "buggify", params: vt(i32, i32, i64), results: vt(i32), fn: func(ctx context.Context, m api.Module, s []uint64) {
+		p := proc(ctx)
+		b, ok := m.Memory().Read(uint32(s[0]), uint32(s[1]))
+		s[0] = 0
+		if ok && p.Buggify != nil && p.Buggify(string(b), math.Float64frombits(s[2])) {
+			s[0] = 1
 		}
 	}},
 }

@@ -55,6 +55,9 @@ type Process struct {
 	Output func(stream int, line []byte)
 	// SetupComplete is called when the program calls sim.SetupComplete().
 	SetupComplete func()
+	// Buggify is asked when the program calls sim.Buggify at site
+	// ("file:line") with firing probability prob; nil never fires.
+	Buggify func(site string, prob float64) bool
 	// SyncDelay, if set, is the virtual time each file or directory fsync
 	// takes (disk_latency); the node waits that long before it syncs.
 	SyncDelay func() int64
