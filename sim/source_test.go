@@ -33,4 +33,7 @@ func TestSource(t *testing.T) {
 	if !strings.Contains(string(host), "//go:wasmimport seedfall setup_complete") {
 		t.Errorf("host_wasip1.go does not import seedfall.setup_complete")
 	}
+	if !strings.Contains(string(host), "//go:wasmimport seedfall buggify") {
+		t.Errorf("host_wasip1.go does not import seedfall.buggify")
+	}
 }
