@@ -237,6 +237,15 @@ func (d *Disk) resolve(start *inode, path string, follow bool) (resolved, errno.
 }
 
 // dirHandle checks that h is a usable directory handle of this disk.
+// resolveAt resolves path relative to the directory handle dir.
+func (d *Disk) resolveAt(dir *Handle, path string, follow bool) (resolved, errno.Errno) {
+	start, e := d.dirHandle(dir)
+	if e != 0 {
+		return resolved{}, e
+	}
+	return d.resolve(start, path, follow)
+}
+
 func (d *Disk) dirHandle(h *Handle) (*inode, errno.Errno) {
 	if e := h.check(); e != 0 {
 		return nil, e

@@ -75,11 +75,7 @@ func (d *Disk) Open(dir *Handle, path string, follow bool, flags OpenFlags) (*Ha
 
 // Stat describes the file at path.
 func (d *Disk) Stat(dir *Handle, path string, follow bool) (Stat, errno.Errno) {
-	start, e := d.dirHandle(dir)
-	if e != 0 {
-		return Stat{}, e
-	}
-	r, e := d.resolve(start, path, follow || hasTrailingSlash(path))
+	r, e := d.resolveAt(dir, path, follow || hasTrailingSlash(path))
 	if e != 0 {
 		return Stat{}, e
 	}
@@ -94,11 +90,7 @@ func (d *Disk) Stat(dir *Handle, path string, follow bool) (Stat, errno.Errno) {
 
 // Mkdir creates a directory.
 func (d *Disk) Mkdir(dir *Handle, path string) errno.Errno {
-	start, e := d.dirHandle(dir)
-	if e != 0 {
-		return e
-	}
-	r, e := d.resolve(start, path, false)
+	r, e := d.resolveAt(dir, path, false)
 	if e != 0 {
 		return e
 	}
@@ -118,11 +110,7 @@ func (d *Disk) Mkdir(dir *Handle, path string) errno.Errno {
 
 // Rmdir removes an empty directory.
 func (d *Disk) Rmdir(dir *Handle, path string) errno.Errno {
-	start, e := d.dirHandle(dir)
-	if e != 0 {
-		return e
-	}
-	r, e := d.resolve(start, path, false)
+	r, e := d.resolveAt(dir, path, false)
 	if e != 0 {
 		return e
 	}
@@ -154,11 +142,7 @@ func (d *Disk) Rmdir(dir *Handle, path string) errno.Errno {
 
 // Unlink removes a name of a file or symlink. Open handles keep the file.
 func (d *Disk) Unlink(dir *Handle, path string) errno.Errno {
-	start, e := d.dirHandle(dir)
-	if e != 0 {
-		return e
-	}
-	r, e := d.resolve(start, path, false)
+	r, e := d.resolveAt(dir, path, false)
 	if e != 0 {
 		return e
 	}
@@ -309,11 +293,7 @@ func (d *Disk) Symlink(target string, dir *Handle, path string) errno.Errno {
 // element, as on Linux: "link/" names what link points to, which is then
 // not a symlink (EINVAL) or not a directory (ENOTDIR).
 func (d *Disk) Readlink(dir *Handle, path string) (string, errno.Errno) {
-	start, e := d.dirHandle(dir)
-	if e != 0 {
-		return "", e
-	}
-	r, e := d.resolve(start, path, hasTrailingSlash(path))
+	r, e := d.resolveAt(dir, path, hasTrailingSlash(path))
 	if e != 0 {
 		return "", e
 	}
@@ -376,11 +356,7 @@ func (d *Disk) Link(odir *Handle, old string, follow bool, ndir *Handle, new str
 
 // SetTimes sets the access and modification times of the file at path.
 func (d *Disk) SetTimes(dir *Handle, path string, follow bool, atim, mtim int64, flags TimeFlags) errno.Errno {
-	start, e := d.dirHandle(dir)
-	if e != 0 {
-		return e
-	}
-	r, e := d.resolve(start, path, follow || hasTrailingSlash(path))
+	r, e := d.resolveAt(dir, path, follow || hasTrailingSlash(path))
 	if e != 0 {
 		return e
 	}
