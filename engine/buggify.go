@@ -78,7 +78,7 @@ func (r *runner) buggify(n *node, site string, prob float64) bool {
 	fire := false
 	if b.given != nil {
 		fire = b.given[k]
-	} else if r.faultsOn {
+	} else if r.faultsActive() {
 		on, ok := b.enabled[site]
 		if !ok {
 			s := rng.ForName(r.seed, KindBuggify, site)

@@ -224,7 +224,7 @@ func (r *runner) candidates(op disk.Op) []candidate {
 // diskOp decides the operation faults of one disk operation of n: drawn
 // from the world's rates, or, in a replay, exactly the schedule's.
 func (r *runner) diskOp(n *node, dn *diskNode, op disk.Op) errno.Errno {
-	if !r.faultsOn || r.res != nil || !n.up {
+	if !r.faultsActive() || r.res != nil || !n.up {
 		return 0
 	}
 	// Each kind's stream is keyed by the operation, so removing another

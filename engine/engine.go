@@ -34,6 +34,10 @@ var Implemented = map[string]bool{
 	"duration": true, "latency": true, "links": true, "supervise": true, "net_overlay": true, "watchdog": true,
 	"faults.crash_per_sec": true, "faults.restart_after": true, "faults.strict_dirs": true,
 	"extends": true, "profiles": true, "faults.preset": true,
+	// Faults on the workload: a crashed workload restarts like a node.
+	"faults.include_workload": true, "workload.faults": true, "workloads[].faults": true,
+	"faults.swarm": true, "liveness.within": true,
+	"nodes[].upgrade_to": true, "workload.upgrade_to": true, "workloads[].upgrade_to": true,
 }
 
 // Options configure an Engine.
@@ -169,6 +173,9 @@ type Program struct {
 	path   string // the merged wasm
 	budget bool   // it carries the loop budget (build.Instrument)
 	mem    experimental.MemoryAllocator
+	// Upgrade is the program built from upgrade_to, which the node runs
+	// from its first restart on; nil without upgrade_to.
+	Upgrade *Program
 }
 
 // Prepared is a world whose programs are built and compiled, ready to run
@@ -196,35 +203,26 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 		}
 	}
 	p := &Prepared{World: w, e: e}
+	var all []*Program // with upgrades
 	for _, wp := range w.Programs() {
-		var art *build.Artifact
-		var err error
-		field := ".pkg"
-		if wp.Wasm != "" {
-			field = ".wasm"
-			art, err = e.builder.Load(ctx, wp.Name, wp.Wasm)
-		} else {
-			if e.opts.Progress != nil {
-				e.opts.Progress(fmt.Sprintf("building %s (%s)", wp.Name, rel(w.Dir, wp.Pkg)))
-			}
-			art, err = e.builder.Build(ctx, build.Request{Node: wp.Name, Pkg: wp.Pkg, Overlay: overlay})
-		}
-		if err != nil {
-			// Point at the line of the world file that names the program.
-			return nil, w.Errorf(wp.Path+field, "%v%s", err, didYouMean(w.Dir, wp.Pkg+wp.Wasm))
-		}
-		bin, err := os.ReadFile(art.Path)
+		prog, err := e.buildProgram(ctx, w, wp, wp.Pkg, wp.Wasm, ".pkg", overlay)
 		if err != nil {
 			return nil, err
 		}
-		p.Programs = append(p.Programs, &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path,
-			budget: build.Instrumented(bin), mem: e.memPool(art.Hash, bin)})
+		p.Programs = append(p.Programs, prog)
+		all = append(all, prog)
+		if wp.UpgradeTo != "" {
+			if prog.Upgrade, err = e.buildProgram(ctx, w, wp, wp.UpgradeTo, "", ".upgrade_to", overlay); err != nil {
+				return nil, err
+			}
+			all = append(all, prog.Upgrade)
+		}
 	}
 	// Compiling (or loading from the compilation cache) is the slow part of
 	// a cached start: do the programs side by side.
-	errs := make([]error, len(p.Programs))
+	errs := make([]error, len(all))
 	var wg sync.WaitGroup
-	for i, prog := range p.Programs {
+	for i, prog := range all {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -238,6 +236,32 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 		}
 	}
 	return p, nil
+}
+
+// buildProgram builds (or loads) one program of wp: its pkg or wasm, or
+// the package of its upgrade_to. field names the key an error points at.
+func (e *Engine) buildProgram(ctx context.Context, w *world.World, wp *world.Program, pkg, wasm, field string, overlay map[string][]byte) (*Program, error) {
+	var art *build.Artifact
+	var err error
+	if wasm != "" {
+		field = ".wasm"
+		art, err = e.builder.Load(ctx, wp.Name, wasm)
+	} else {
+		if e.opts.Progress != nil {
+			e.opts.Progress(fmt.Sprintf("building %s (%s)", wp.Name, rel(w.Dir, pkg)))
+		}
+		art, err = e.builder.Build(ctx, build.Request{Node: wp.Name, Pkg: pkg, Overlay: overlay})
+	}
+	if err != nil {
+		// Point at the line of the world file that names the program.
+		return nil, w.Errorf(wp.Path+field, "%v%s", err, didYouMean(w.Dir, pkg+wasm))
+	}
+	bin, err := os.ReadFile(art.Path)
+	if err != nil {
+		return nil, err
+	}
+	return &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path,
+		budget: build.Instrumented(bin), mem: e.memPool(art.Hash, bin)}, nil
 }
 
 // didYouMean suggests a sibling of a program path that does not exist.

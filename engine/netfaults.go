@@ -117,7 +117,7 @@ func (r *runner) udpFate(from, to int, seq uint64) (drop, dup bool) {
 	kind := ""
 	if r.given != nil {
 		kind = r.netf.given[udpKey{sender.Name, seq}]
-	} else if r.faultsOn && to != from && r.w.NetFaults(sender.Program) && (to < 0 || r.w.NetFaults(r.nodes[to].prog.Program)) {
+	} else if r.faultsActive() && to != from && r.w.NetFaults(sender.Program) && (to < 0 || r.w.NetFaults(r.nodes[to].prog.Program)) {
 		// Loopback never loses a datagram, as on Linux.
 		loss := rng.ForName(r.seed, "udp", sender.Name, 1, seq)
 		dupS := rng.ForName(r.seed, "udp", sender.Name, 2, seq)
@@ -343,7 +343,7 @@ func (r *runner) applyNet(f faults.Fault) bool {
 		r.net.Partition(idx)
 		r.netEvent(fmt.Sprintf("partition %s until %v", groupsText(groups), f.Until))
 		r.s.At(int64(f.Until), func() {
-			if r.netf.partition == id && r.res == nil && r.faultsOn {
+			if r.netf.partition == id && r.res == nil {
 				r.netf.partition = 0
 				r.net.HealPartition()
 				r.netEvent("partition heals")
@@ -378,8 +378,9 @@ func (r *runner) applyNet(f faults.Fault) bool {
 			desc += fmt.Sprintf(" +%v", f.Delay)
 		}
 		r.netEvent(fmt.Sprintf("%s until %v", desc, f.Until))
+		gen := r.healGen
 		r.s.At(int64(f.Until), func() {
-			if r.res == nil && r.faultsOn {
+			if r.res == nil && r.healGen == gen {
 				r.net.Unclog(id)
 				r.netEvent("unclog " + desc)
 			}
@@ -401,13 +402,17 @@ func (r *runner) netEvent(text string) {
 	r.tr.Add(trace.Line{At: r.s.Now(), Node: "net", Kind: trace.Event, Text: text})
 }
 
-// healNet ends every network fault: the finally check runs on a healed
-// network.
-func (r *runner) healNet() {
-	if r.net != nil && r.netf != nil {
-		r.netf.partition = 0
-		r.net.HealAll()
+// healNet ends every partition and clog at once (sim.QuietFor, liveness's
+// recovery phase, the finally check).
+func (r *runner) healNet(why string) {
+	if r.net == nil || r.netf == nil {
+		return
 	}
+	if r.netf.partition != 0 || r.net.Clogged() {
+		r.netEvent("network heals " + why)
+	}
+	r.netf.partition = 0
+	r.net.HealAll()
 }
 
 func groupsText(groups [][]string) string {

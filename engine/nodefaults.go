@@ -151,9 +151,9 @@ func (r *runner) applyNode(f faults.Fault) bool {
 		r.record(f)
 		n.proc.Hold(int64(f.Until))
 		r.event(n, fmt.Sprintf("pause until %v", f.Until))
-		proc := n.proc
+		proc, gen := n.proc, r.healGen
 		r.s.At(int64(f.Until), func() {
-			if n.proc == proc && n.up && r.res == nil {
+			if n.proc == proc && n.up && r.res == nil && r.healGen == gen {
 				r.event(n, "resume")
 			}
 		})
@@ -180,19 +180,19 @@ func (r *runner) applyNode(f faults.Fault) bool {
 	return true
 }
 
-// healNode ends every pause and slowdown (the finally check). Wall clocks
-// keep their offsets, as a machine's clock does once it has jumped; no new
-// jump comes once faults stop.
-func (r *runner) healNode() {
+// healNode ends every pause and slowdown at once. Wall clocks keep their
+// offsets, as a machine's clock does once it has jumped; no new jump comes
+// while faults are stopped.
+func (r *runner) healNode(why string) {
 	for _, n := range r.nodes {
 		h := n.host
 		if n.up && n.proc != nil && n.proc.Held() {
 			n.proc.Hold(0)
-			r.event(n, "pause ends for the finally check")
+			r.event(n, "pause ends "+why)
 		}
 		if r.nodef.slow[h] != 1 {
 			r.nodef.slow[h] = 1
-			r.event(n, "slowdown ends for the finally check")
+			r.event(n, "slowdown ends "+why)
 		}
 	}
 }

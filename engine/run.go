@@ -34,6 +34,7 @@ const (
 	ClassTrap     = "trap"     // a program trapped (out of bounds, unreachable, ...)
 	ClassDeadlock = "deadlock" // everything is blocked and nothing can wake it
 	ClassWatchdog = "watchdog" // a program ran too long in real time without yielding
+	ClassLiveness = "liveness" // with liveness.within: the workloads did not finish in time once faults stopped
 )
 
 // RunOptions say which seed to run and, for a replay, which faults.
@@ -77,8 +78,16 @@ type runner struct {
 	netR  rng.Stream
 	nodes []*node
 
-	faultsOn bool
-	given    *faults.Schedule // a replay's schedule; nil when faults are drawn
+	faultsOn bool // false before setup completes (faults_after_setup) and once faults stop for good
+	// quietUntil is the end of the latest sim.QuietFor: no fault starts
+	// before it.
+	quietUntil int64
+	// recovering: liveness's recovery phase has begun, or the finally check.
+	recovering bool
+	// healGen counts heals, so the planned end of a fault that a heal
+	// already ended does nothing.
+	healGen int
+	given   *faults.Schedule // a replay's schedule; nil when faults are drawn
 	applied  []faults.Fault
 	res      *Result
 
@@ -104,7 +113,7 @@ type family struct {
 	process func(r *runner, n *node, p *wasi.Process)      // per incarnation, before it runs
 	plan    func(r *runner) []faults.Fault                 // timed faults drawn from the world's rates
 	apply   func(r *runner, f faults.Fault) (handled bool) // a planned fault's moment has come
-	heal    func(r *runner)                                // end every fault in force (the finally check)
+	heal    func(r *runner, why string)                    // end every fault in force now; why ends each trace line
 }
 
 var families []family
@@ -118,6 +127,10 @@ func register(f family) {
 	families = append(families, f)
 	slices.SortFunc(families, func(a, b family) int { return strings.Compare(a.name, b.name) })
 }
+
+// faultsActive reports whether a fault may start now: after setup (with
+// faults_after_setup), outside a quiet period and before faults stop.
+func (r *runner) faultsActive() bool { return r.faultsOn && r.s.Now() >= r.quietUntil }
 
 // record adds a fault that happened to the run's schedule.
 func (r *runner) record(f faults.Fault) { r.applied = append(r.applied, f) }
@@ -151,6 +164,12 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	}
 	r.given = opt.Schedule
 	r.crashDisk = func(n *node) { n.disk.Crash() }
+	if w.Faults.Swarm {
+		var desc string
+		w, desc = swarm(w, opt.Seed)
+		r.w = w
+		r.worldEvent(desc)
+	}
 	if w.NetOverlay {
 		var buf []byte
 		r.net = netsim.New(netsim.Config{Now: r.s.Now, Latency: r.latency, Trace: func(e netsim.Event) {
@@ -210,6 +229,11 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	if sch != nil && sch.Duration > 0 {
 		horizon = sch.Duration // a replay runs as long as the schedule says
 	}
+	faultEnd := horizon // with liveness: the end of the fault period
+	if within := w.Liveness.Within; within > 0 {
+		r.s.At(int64(faultEnd), func() { r.recoveryPhase(faultEnd) })
+		horizon += within
+	}
 	var planned []faults.Fault
 	if sch != nil {
 		planned = sch.Faults
@@ -244,6 +268,8 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		r.res = nil
 		r.fail(ClassWatchdog, n, fmt.Sprintf("%s ran for more than %v of real time without yielding (a busy loop? raise \"watchdog\" if it is just slow)", n.label(), w.Watchdog))
 	case r.res != nil:
+	case out == sched.Horizon && w.Liveness.Within > 0:
+		r.fail(ClassLiveness, r.unfinished()[0], r.livenessReason(faultEnd))
 	case out == sched.Horizon:
 		r.pass("hit the time horizon")
 	default:
@@ -267,7 +293,7 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		summary += fmt.Sprintf("%s disk ops=%d reads=%d\n", n.prog.Name, n.disk.Ops(), n.disk.Reads())
 	}
 	res.Digest = r.tr.Digest(summary)
-	res.Schedule = &faults.Schedule{Seed: opt.Seed, Duration: horizon, Faults: r.applied}
+	res.Schedule = &faults.Schedule{Seed: opt.Seed, Duration: faultEnd, Faults: r.applied}
 	if opt.KeepDisks {
 		res.Disks = r.keepDisks()
 	}
@@ -278,11 +304,12 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 // wallNow is the virtual wall clock, for file times.
 func (r *runner) wallNow() int64 { return wasi.Epoch + r.s.Now() }
 
-// crashable lists the programs crash_per_sec applies to.
+// crashable lists the programs crash_per_sec applies to: nodes, and
+// workloads under include_workload or their own "faults": true.
 func (r *runner) crashable() []string {
 	var names []string
 	for _, n := range r.nodes {
-		if n.prog.Role == world.RoleNode && r.w.NodeFaults(n.prog.Program) {
+		if r.w.NodeFaults(n.prog.Program) {
 			names = append(names, n.prog.Name)
 		}
 	}
@@ -304,6 +331,15 @@ func (r *runner) latency(from, to int) int64 {
 		d = r.nodef.stretch(from, r.nodef.stretch(to, d))
 	}
 	return d
+}
+
+// running is the program n's current incarnation runs: its upgrade_to from
+// the first restart on.
+func (n *node) running() *Program {
+	if n.inc > 1 && n.prog.Upgrade != nil {
+		return n.prog.Upgrade
+	}
+	return n.prog
 }
 
 func (n *node) label() string { return fmt.Sprintf("%s#%d", n.prog.Name, n.inc) }
@@ -353,6 +389,7 @@ func (r *runner) start(n *node) {
 			}
 			r.tr.Add(trace.Line{At: r.s.Now(), Node: n.prog.Name, Inc: inc, Kind: kind, Text: string(line)})
 		},
+		QuietFor: func(ns int64) { r.quiet(n, ns) },
 		SetupComplete: func() {
 			r.event(n, "setup complete")
 			if r.held {
@@ -369,13 +406,18 @@ func (r *runner) start(n *node) {
 		}
 	}
 	n.wp = wp
-	r.event(n, "start")
+	prog := n.running()
+	if prog != n.prog {
+		r.event(n, "start, upgraded to "+rel(r.w.Dir, prog.UpgradeTo))
+	} else {
+		r.event(n, "start")
+	}
 	ictx, cancel := context.WithCancel(r.ctx)
 	n.proc = r.s.Go(n.label(), func(p *sched.Proc) { n.body(ictx, cancel, wp) })
 	wp.Proc = n.proc
 	// Set before the process first runs: the watchdog reads it from its
 	// own goroutine.
-	budget := n.prog.budget
+	budget := prog.budget
 	n.proc.Interrupt = func() {
 		wp.Interrupt()
 		if !budget {
@@ -388,12 +430,13 @@ func (r *runner) start(n *node) {
 func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Process) {
 	r := n.r
 	defer cancel()
-	rt, compiled, err := r.p.e.module(r.ctx, n.prog)
+	prog := n.running()
+	rt, compiled, err := r.p.e.module(r.ctx, prog)
 	if err != nil {
 		r.exited(n, 0, err)
 		return
 	}
-	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), n.prog.mem)
+	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), prog.mem)
 	cfg := wazero.NewModuleConfig().WithName(fmt.Sprintf("seedfall-%d", instanceIDs.Add(1))).WithStartFunctions("_start")
 	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
 	stopped := wp.Overdue() || ictx.Err() != nil
@@ -485,20 +528,103 @@ func (r *runner) workloadsDone() {
 		r.pass("every workload exited 0")
 		return
 	}
+	r.stopFaults("for the finally check")
+	// The check gets a duration of its own, or in liveness mode its
+	// "within".
+	limit := r.w.Duration
+	if r.w.Liveness.Within > 0 {
+		limit = r.w.Liveness.Within
+	}
+	r.s.ExtendHorizon(r.s.Now() + int64(limit))
+	r.start(f)
+}
+
+// stopFaults ends the fault period for good: the recovery phase of
+// liveness, or the finally check.
+func (r *runner) stopFaults(why string) {
+	if r.recovering {
+		return
+	}
+	r.recovering = true
 	r.faultsOn, r.held = false, false
+	r.worldEvent("faults stop " + why)
+	r.healAll(why)
+}
+
+// recoveryPhase begins liveness's recovery at the end of the fault period:
+// from here the workloads must finish within liveness.within.
+func (r *runner) recoveryPhase(at time.Duration) {
+	if r.res != nil || r.recovering {
+		return
+	}
+	r.stopFaults(fmt.Sprintf("at %v: the workloads have %v to finish", at, r.w.Liveness.Within))
+}
+
+// quiet is sim.QuietFor from n: every fault heals and none starts for d.
+func (r *runner) quiet(n *node, d int64) {
+	until := r.s.Now() + d
+	r.event(n, fmt.Sprintf("quiet for %v, until %v", time.Duration(d), time.Duration(until)))
+	if r.recovering || r.res != nil {
+		return // faults have stopped for good
+	}
+	r.quietUntil = max(r.quietUntil, until)
+	r.healAll("for a quiet period")
+	r.s.At(until, func() {
+		if r.res == nil && !r.recovering && r.quietUntil == until {
+			r.worldEvent("quiet period ends")
+		}
+	})
+}
+
+// healAll ends every fault in force and restarts every crashed program at
+// once.
+func (r *runner) healAll(why string) {
+	r.healGen++
 	for _, f := range families {
 		if f.heal != nil {
-			f.heal(r)
+			f.heal(r, why)
 		}
 	}
 	for _, n := range r.nodes {
-		if n.prog.Role == world.RoleNode && !n.up && !n.done {
-			r.event(n, "restart for the finally check")
+		if n.prog.Role != world.RoleFinally && n.inc > 0 && !n.up && !n.done {
+			r.event(n, "restart "+why)
 			r.start(n)
 		}
 	}
-	r.s.ExtendHorizon(r.s.Now() + int64(r.w.Duration)) // the check gets a duration of its own
-	r.start(f)
+}
+
+// unfinished lists the programs the run still waits for: workloads that
+// have not exited 0, then the finally check if it runs.
+func (r *runner) unfinished() []*node {
+	var out []*node
+	for _, n := range r.nodes {
+		if n.prog.Role == world.RoleWorkload && !n.done {
+			out = append(out, n)
+		}
+	}
+	if f := r.finally(); f != nil && f.inc > 0 {
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		out = append(out, nil)
+	}
+	return out
+}
+
+// livenessReason says who did not finish in the recovery phase.
+func (r *runner) livenessReason(faultEnd time.Duration) string {
+	var names []string
+	for _, n := range r.unfinished() {
+		if n != nil {
+			names = append(names, n.label())
+		}
+	}
+	return fmt.Sprintf("%s did not finish within %v after faults stopped at %v", strings.Join(names, ", "), r.w.Liveness.Within, faultEnd)
+}
+
+// worldEvent writes an event about the whole world to the trace.
+func (r *runner) worldEvent(text string) {
+	r.tr.Add(trace.Line{At: r.s.Now(), Node: "world", Kind: trace.Event, Text: text})
 }
 
 func (r *runner) finally() *node {
@@ -512,7 +638,7 @@ func (r *runner) finally() *node {
 
 // apply fires a timed fault, if it can happen now.
 func (r *runner) apply(f faults.Fault) {
-	if r.res != nil || !r.faultsOn {
+	if r.res != nil || !r.faultsActive() {
 		return
 	}
 	for _, fam := range families {

@@ -7,3 +7,5 @@ package sim
 func setupComplete() {}
 
 func buggifyHost(site string, p float64) bool { return false }
+
+func quietFor(ns int64) {}

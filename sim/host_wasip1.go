@@ -13,6 +13,9 @@ import (
 //go:wasmimport seedfall setup_complete
 func setupComplete()
 
+//go:wasmimport seedfall quiet_for
+func quietFor(ns int64)
+
 //go:wasmimport seedfall buggify
 func hostBuggify(site unsafe.Pointer, siteLen uint32, probBits uint64) uint32
 

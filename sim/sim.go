@@ -11,6 +11,7 @@
 //
 //	setup_complete()
 //	buggify(site_ptr i32, site_len i32, prob_bits i64) -> i32
+//	quiet_for(ns i64)
 //
 // buggify passes the site's "file:line" as bytes in guest memory and the
 // firing probability as the bits of a float64; it returns 1 when the site
@@ -21,6 +22,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"time"
 )
 
 // Enabled reports whether the program runs as a node of a seedfall world.
@@ -38,6 +40,18 @@ func Node() string { return os.Getenv("SEEDFALL_NODE") }
 func SetupComplete() {
 	if Enabled() {
 		setupComplete()
+	}
+}
+
+// QuietFor asks seedfall to stop injecting faults for d of virtual time
+// from now: partitions, clogs, slowdowns and pauses end at once, crashed
+// nodes restart at once, and no new fault starts until d has passed. A
+// workload calls it before a check that needs a healthy cluster ("after
+// the faults stop, every replica converges within 5s"). Outside seedfall it
+// does nothing.
+func QuietFor(d time.Duration) {
+	if Enabled() && d > 0 {
+		quietFor(int64(d))
 	}
 }
 

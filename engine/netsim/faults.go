@@ -267,6 +267,9 @@ func (n *Network) Unclog(id ClogID) {
 	n.relink(now)
 }
 
+// Clogged reports whether any clog is in force.
+func (n *Network) Clogged() bool { return len(n.clogs) > 0 }
+
 // HealAll ends the partition and every clog at once (sim.QuietFor, the
 // liveness recovery phase) and releases all held traffic.
 func (n *Network) HealAll() {

@@ -59,6 +59,12 @@ var seedfallFuncs = []hostFunc{
 			p.SetupComplete()
 		}
 	}},
+	// quiet_for(ns): no faults for ns of virtual time (sim.QuietFor).
+	{name: "quiet_for", params: vt(i64), fn: func(ctx context.Context, m api.Module, s []uint64) {
+		if p := proc(ctx); p.QuietFor != nil && int64(s[0]) > 0 {
+			p.QuietFor(int64(s[0]))
+		}
+	}},
 	// buggify(site_ptr, site_len, prob_bits) -> 1 when the site fires.
 	{name: "buggify", params: vt(i32, i32, i64), results: vt(i32), fn: func(ctx context.Context, m api.Module, s []uint64) {
 		p := proc(ctx)

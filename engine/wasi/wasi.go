@@ -55,6 +55,8 @@ type Process struct {
 	Output func(stream int, line []byte)
 	// SetupComplete is called when the program calls sim.SetupComplete().
 	SetupComplete func()
+	// QuietFor is called when the program calls sim.QuietFor(ns).
+	QuietFor func(ns int64)
 	// Buggify is asked when the program calls sim.Buggify at site
 	// ("file:line") with firing probability prob; nil never fires.
 	Buggify func(site string, prob float64) bool
