@@ -88,8 +88,8 @@ type runner struct {
 	// already ended does nothing.
 	healGen int
 	given   *faults.Schedule // a replay's schedule; nil when faults are drawn
-	applied  []faults.Fault
-	res      *Result
+	applied []faults.Fault
+	res     *Result
 
 	// Hooks that fault families set in their setup (see family).
 	crashDisk func(n *node)                                   // default: n.disk.Crash()
