@@ -12,17 +12,16 @@ import (
 	"strings"
 )
 
-const usage = `seedfall: deterministic simulation testing for Go services
-
-usage:
-  seedfall run    -c seedfall.json -seeds 1-500 [-parallel K] [-json]
-  seedfall replay -c seedfall.json -seed N [-faults FILE] [-json]
-  seedfall logs   -c seedfall.json -seed N [-node NAME] [-faults FILE]
-  seedfall inspect -c seedfall.json -seed N [-node NAME] [-at T] [-faults FILE]
-  seedfall config  -c seedfall.json [-profile P] [-set path=value]... [-json]
-
-Run 'seedfall <command> -h' for a command's flags.
-`
+// usage lists every command's synopsis, in the order commands lists them.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("seedfall: deterministic simulation testing for Go services\n\nusage:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  seedfall %-8s %s\n", c.name, c.synopsis)
+	}
+	b.WriteString("\nRun 'seedfall <command> -h' for a command's flags.\n")
+	return b.String()
+}
 
 // exit statuses
 const (
@@ -35,17 +34,23 @@ const (
 var errFailed = errors.New("a seed failed")
 
 type command struct {
-	name string
-	run  func(args []string, stdout, stderr io.Writer) error
+	name     string
+	synopsis string // the flags, for the usage text
+	run      func(args []string, stdout, stderr io.Writer) error
 }
 
+// commands are the subcommands. A command in a file of its own adds itself
+// with an init function that calls register.
 var commands = []command{
-	{"run", runCmd},
-	{"replay", replayCmd},
-	{"logs", logsCmd},
-	{"inspect", inspectCmd},
-	{"config", configCmd},
+	{"run", "-c seedfall.json -seeds 1-500 [-parallel K] [-json]", runCmd},
+	{"replay", "-c seedfall.json -seed N [-faults FILE] [-json]", replayCmd},
+	{"logs", "-c seedfall.json -seed N [-node NAME] [-faults FILE]", logsCmd},
+	{"inspect", "-c seedfall.json -seed N [-node NAME] [-at T] [-faults FILE]", inspectCmd},
+	{"config", "-c seedfall.json [-profile P] [-set path=value]... [-json]", configCmd},
 }
+
+// register adds a command; call it from an init function.
+func register(c command) { commands = append(commands, c) }
 
 func main() {
 	// Guests' linear memories live outside the Go heap, but every run
@@ -58,7 +63,7 @@ func main() {
 // Main runs the command line and returns the exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage())
 		if len(args) == 0 {
 			return exitUsage
 		}

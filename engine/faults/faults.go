@@ -194,15 +194,43 @@ func parseDur(field, s string) (time.Duration, error) {
 type Schedule struct {
 	Seed     uint64
 	Config   string        // the world file, as given on the command line
-	Duration time.Duration // the run's horizon
+	Duration time.Duration // the run's horizon (with liveness: the end of the fault period)
 	Faults   []Fault
+	// ShrunkFrom and ShrinkRuns are what seedfall shrink records: the
+	// number of faults it started from and the runs it took. An edit drops
+	// them.
+	ShrunkFrom int
+	ShrinkRuns int
+	// Branches re-key the seed's random streams during the run, in order.
+	Branches []Branch
 }
 
+// Branch re-keys the seed's random streams at the first scheduler step at
+// or after At: every stream, or only Stream (sched, net, disk, io, udp,
+// disklatency, mutant, random).
+type Branch struct {
+	At     time.Duration
+	Key    uint64
+	Stream string
+}
+
+type branchJSON struct {
+	At     string `json:"at"`
+	Key    uint64 `json:"key"`
+	Stream string `json:"stream,omitempty"`
+}
+
+// BranchStreams are the streams a branch may name.
+var BranchStreams = []string{"sched", "net", "disk", "io", "udp", "disklatency", "mutant", "random"}
+
 type scheduleJSON struct {
-	Seed     uint64  `json:"seed"`
-	Config   string  `json:"config,omitempty"`
-	Duration string  `json:"duration"`
-	Faults   []Fault `json:"faults"`
+	Seed       uint64       `json:"seed"`
+	Config     string       `json:"config,omitempty"`
+	Duration   string       `json:"duration"`
+	ShrunkFrom int          `json:"shrunk_from,omitempty"`
+	ShrinkRuns int          `json:"shrink_runs,omitempty"`
+	Branches   []branchJSON `json:"branches,omitempty"`
+	Faults     []Fault      `json:"faults"`
 }
 
 // MarshalJSON writes one fault per line, so schedules diff well.
@@ -213,7 +241,22 @@ func (s *Schedule) MarshalJSON() ([]byte, error) {
 		c, _ := json.Marshal(s.Config)
 		fmt.Fprintf(&b, "  \"config\": %s,\n", c)
 	}
-	fmt.Fprintf(&b, "  \"duration\": %q,\n  \"faults\": [", s.Duration.String())
+	fmt.Fprintf(&b, "  \"duration\": %q,\n", s.Duration.String())
+	if s.ShrunkFrom > 0 {
+		fmt.Fprintf(&b, "  \"shrunk_from\": %d,\n  \"shrink_runs\": %d,\n", s.ShrunkFrom, s.ShrinkRuns)
+	}
+	if len(s.Branches) > 0 {
+		b.WriteString("  \"branches\": [")
+		for i, br := range s.Branches {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			j, _ := json.Marshal(branchJSON{At: br.At.String(), Key: br.Key, Stream: br.Stream})
+			b.Write(j)
+		}
+		b.WriteString("],\n")
+	}
+	b.WriteString("  \"faults\": [")
 	for i, f := range s.Faults {
 		if i > 0 {
 			b.WriteByte(',')
@@ -244,7 +287,22 @@ func (s *Schedule) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	*s = Schedule{Seed: j.Seed, Config: j.Config, Duration: dur, Faults: j.Faults}
+	*s = Schedule{Seed: j.Seed, Config: j.Config, Duration: dur, Faults: j.Faults, ShrunkFrom: j.ShrunkFrom, ShrinkRuns: j.ShrinkRuns}
+	var last time.Duration
+	for i, bj := range j.Branches {
+		at, err := parseDur(fmt.Sprintf("branches[%d].at", i), bj.At)
+		if err != nil {
+			return err
+		}
+		if at < last {
+			return fmt.Errorf("branches[%d].at %v is before the branch above it (%v): branches must not go back in time", i, at, last)
+		}
+		if bj.Stream != "" && !slices.Contains(BranchStreams, bj.Stream) {
+			return fmt.Errorf("branches[%d].stream %q is not a stream (one of %s, or leave it out for all)", i, bj.Stream, strings.Join(BranchStreams, ", "))
+		}
+		last = at
+		s.Branches = append(s.Branches, Branch{At: at, Key: bj.Key, Stream: bj.Stream})
+	}
 	return nil
 }
 
