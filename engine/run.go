@@ -528,7 +528,7 @@ func (r *runner) workloadsDone() {
 		r.pass("every workload exited 0")
 		return
 	}
-	r.stopFaults("for the finally check")
+	r.stopFaults("faults stop for the finally check", "for the finally check")
 	// The check gets a duration of its own, or in liveness mode its
 	// "within".
 	limit := r.w.Duration
@@ -540,14 +540,15 @@ func (r *runner) workloadsDone() {
 }
 
 // stopFaults ends the fault period for good: the recovery phase of
-// liveness, or the finally check.
-func (r *runner) stopFaults(why string) {
+// liveness, or the finally check. announce is the trace line that says so;
+// why ends each line about a fault it heals.
+func (r *runner) stopFaults(announce, why string) {
 	if r.recovering {
 		return
 	}
 	r.recovering = true
 	r.faultsOn, r.held = false, false
-	r.worldEvent("faults stop " + why)
+	r.worldEvent(announce)
 	r.healAll(why)
 }
 
@@ -557,7 +558,8 @@ func (r *runner) recoveryPhase(at time.Duration) {
 	if r.res != nil || r.recovering {
 		return
 	}
-	r.stopFaults(fmt.Sprintf("at %v: the workloads have %v to finish", at, r.w.Liveness.Within))
+	r.stopFaults(fmt.Sprintf("faults stop at %v: the recovery phase begins, the workloads have %v to finish", at, r.w.Liveness.Within),
+		"for the recovery phase")
 }
 
 // quiet is sim.QuietFor from n: every fault heals and none starts for d.

@@ -42,8 +42,10 @@ func (l Line) append(b []byte) []byte {
 	b = AppendTime(b, l.At, 16)
 	b = append(b, ' ')
 	b = append(b, l.Node...)
-	b = append(b, '#')
-	b = strconv.AppendInt(b, int64(l.Inc), 10)
+	if l.Inc > 0 { // lines about the network or the world have no incarnation
+		b = append(b, '#')
+		b = strconv.AppendInt(b, int64(l.Inc), 10)
+	}
 	b = append(b, ' ', byte(l.Kind), ' ')
 	b = append(b, l.Text...)
 	return b
