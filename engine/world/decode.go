@@ -613,6 +613,9 @@ var programFields = []field[Program]{
 		return len(files) > 0, err
 	}},
 	{"upgrade_to", func(d *decoder, p *Program, v *value, path string) (bool, error) {
+		if p.Role == RoleFinally {
+			return false, d.errAt(v, path, "the finally check never restarts, so it would never run its upgrade; remove this field")
+		}
 		s, err := d.hostPath(v, path)
 		p.UpgradeTo = s
 		return true, err

@@ -496,6 +496,7 @@ func TestUnknownFields(t *testing.T) {
 		{"links[0]", withWorkload(`"links": [
   {"to": "client", "latncy": ["1ms", "2ms"]}
 ]`), `seedfall.json:3: links[0].latncy: unknown field (did you mean "latency"?)`},
+		{"finally upgrade", withWorkload(`"finally": {"name": "f", "pkg": "./f", "upgrade_to": "./g"}`), `seedfall.json:2: finally.upgrade_to: the finally check never restarts, so it would never run its upgrade; remove this field`},
 		{"liveness", withWorkload(`"liveness": {"whithin": "1s"}`), `seedfall.json:2: liveness.whithin: unknown field (did you mean "within"?)`},
 		{"finally", withWorkload(`"finally": {"name": "f", "pkg": "./f", "upgrade": "./g"}`), `seedfall.json:2: finally.upgrade: unknown field (did you mean "upgrade_to"?)`},
 	}
