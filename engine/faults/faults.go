@@ -325,38 +325,6 @@ func Load(path string, programs []string) (*Schedule, error) {
 	return &s, nil
 }
 
-func (f Fault) check(programs []string) error {
-	k, ok := kinds[f.Kind]
-	if !ok {
-		return fmt.Errorf("unknown fault kind %q (this build knows: %s)", f.Kind, strings.Join(Known(), ", "))
-	}
-	names := append([]string{f.Node, f.From, f.To}, f.Side...)
-	for _, g := range f.Groups {
-		names = append(names, g...)
-	}
-	for _, n := range names {
-		if n != "" && !slices.Contains(programs, n) {
-			return fmt.Errorf("node %q is not in the world (it has %v)", n, programs)
-		}
-	}
-	if f.Node == "" && !k.NoNode {
-		return fmt.Errorf("a %s fault needs a node", f.Kind)
-	}
-	if f.At < 0 {
-		return fmt.Errorf("at %v is negative", f.At)
-	}
-	if k.Lasts && f.Until < f.At {
-		return fmt.Errorf("until %v is before at %v", f.Until, f.At)
-	}
-	if k.Factor && f.Factor < 1 {
-		return fmt.Errorf("factor %v is below 1: a %s fault stretches time, it cannot shrink it", f.Factor, f.Kind)
-	}
-	if k.AtOp && f.Op < 1 {
-		return fmt.Errorf("op must be at least 1: a %s fault fires at an operation", f.Kind)
-	}
-	return nil
-}
-
 // Save writes the schedule as JSON, creating the directory if needed.
 func (s *Schedule) Save(path string) error {
 	b, err := s.MarshalJSON()
