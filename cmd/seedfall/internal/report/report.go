@@ -1,0 +1,167 @@
+// Package report writes a sweep's results as one self-contained HTML page:
+// a summary, and per failing seed a timeline with a lane per program, the
+// schedule, the last output lines and the replay command. The page is
+// derived from the runs alone, so the same runs give the same bytes.
+package report
+
+import (
+	"cmp"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/trace"
+)
+
+// Report is one sweep.
+type Report struct {
+	Title  string // the page's heading
+	Config string // the world, as flags: -c seedfall.json -profile ci
+	Runs   []Run  // every seed, in the order they were asked for
+}
+
+// Run is one seed's outcome. A passing run needs only Seed and Passed.
+type Run struct {
+	Seed     uint64
+	Passed   bool
+	Class    string // the failure's class: workload, liveness, ...
+	Reason   string
+	Node     string // the program the verdict is about, if any
+	SimNs    int64  // virtual time at the end of the run
+	Lines    []trace.Line
+	Schedule *faults.Schedule // the faults that happened
+	Replay   string           // the command that replays this run
+	Nodes    []string         // the world's programs, in world order
+}
+
+// MaxDetailed is how many failing seeds get a timeline; the rest are listed
+// one a line, so a sweep where every seed fails still makes a page a browser
+// opens. Callers may drop Lines and Schedule of later failures.
+const MaxDetailed = 50
+
+// tailCount is how many of the last output lines a failing seed shows.
+const tailCount = 40
+
+// scheduleCount is how many faults a failing seed lists at most.
+const scheduleCount = 1000
+
+//go:embed report.css
+var css string
+
+//go:embed report.js
+var js string
+
+//go:embed report.html.tmpl
+var pageText string
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"dur": func(ns int64) string { return time.Duration(ns).String() },
+}).Parse(pageText))
+
+// view is what the template draws.
+type view struct {
+	Report
+	CSS      template.CSS
+	JS       template.JS
+	Seeds    string // "1-20" or "2-3, 9"
+	Passed   int
+	Failed   []Run
+	Classes  []classCount
+	Detailed []detail
+	Rest     []Run // failures past MaxDetailed
+}
+
+type classCount struct {
+	Class string
+	Seeds []uint64
+}
+
+type detail struct {
+	Run
+	Timeline Timeline
+	Faults   []listedFault
+	More     int // faults not listed
+	Tail     []tailLine
+	Shrunk   string
+}
+
+type listedFault struct {
+	N    int
+	Text string
+}
+
+type tailLine struct {
+	Class, Text string
+}
+
+// Write renders the page.
+func Write(w io.Writer, r Report) error {
+	v := view{Report: r, CSS: template.CSS(css), JS: template.JS(js), Seeds: seedRanges(r.Runs)}
+	byClass := map[string][]uint64{}
+	for _, run := range r.Runs {
+		if run.Passed {
+			v.Passed++
+			continue
+		}
+		v.Failed = append(v.Failed, run)
+		c := cmp.Or(run.Class, "unknown")
+		byClass[c] = append(byClass[c], run.Seed)
+	}
+	for c, seeds := range byClass {
+		v.Classes = append(v.Classes, classCount{c, seeds})
+	}
+	slices.SortFunc(v.Classes, func(a, b classCount) int { return strings.Compare(a.Class, b.Class) })
+	for i, run := range v.Failed {
+		if i >= MaxDetailed {
+			v.Rest = v.Failed[i:]
+			break
+		}
+		v.Detailed = append(v.Detailed, detailOf(run))
+	}
+	return page.Execute(w, v)
+}
+
+func detailOf(r Run) detail {
+	d := detail{Run: r, Timeline: BuildTimeline(r)}
+	if s := r.Schedule; s != nil {
+		for i, f := range s.Faults {
+			if i == scheduleCount {
+				d.More = len(s.Faults) - i
+				break
+			}
+			d.Faults = append(d.Faults, listedFault{i + 1, f.String()})
+		}
+		if s.ShrunkFrom > 0 {
+			d.Shrunk = fmt.Sprintf("shrunk from %d faults in %d runs", s.ShrunkFrom, s.ShrinkRuns)
+		}
+	}
+	from := max(len(r.Lines)-tailCount, 0)
+	for _, l := range r.Lines[from:] {
+		class := map[trace.Kind]string{trace.Stdout: "out", trace.Stderr: "err"}[l.Kind]
+		d.Tail = append(d.Tail, tailLine{cmp.Or(class, "event"), l.String()})
+	}
+	return d
+}
+
+// seedRanges writes the seeds as ranges: "1-20", "2-3, 9".
+func seedRanges(runs []Run) string {
+	var parts []string
+	for i := 0; i < len(runs); {
+		j := i
+		for j+1 < len(runs) && runs[j+1].Seed == runs[j].Seed+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", runs[i].Seed, runs[j].Seed))
+		} else {
+			parts = append(parts, fmt.Sprint(runs[i].Seed))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}
