@@ -46,6 +46,10 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "  %-3d %s\n", i+1, f)
 		}
 		s.printVerdict(stdout, res, "")
+		if res.Passed && sch != nil && (sch.ShrunkFrom > 0 || sch.Duration > 0 && sch.Duration < s.w.Duration) {
+			// A shrunk schedule stops just past the failure it kept.
+			fmt.Fprintf(stdout, "note: this pass is within the schedule's shrunk %v: it shows that what was taken out of the schedule is needed for this failure, not that the program is fixed\n", sch.Duration)
+		}
 		fmt.Fprintf(stdout, "digest %s\n", res.Digest)
 	}
 	if !res.Passed {
