@@ -1,0 +1,32 @@
+// Command server is the counter service with on-disk format v1: it adds to
+// a total, logging every add with fsync before it answers. Without -dedup
+// it applies a resent add again: a client that crashed after the add
+// reached the disk, or timed out waiting for the answer, counts twice.
+package main
+
+import (
+	"flag"
+	"log"
+	"os"
+	"time"
+
+	"github.com/seedfall/seedfall/examples/liveness/internal/counter"
+)
+
+func main() {
+	listen := flag.String("listen", ":7000", "address to serve on")
+	dir := flag.String("dir", "data", "directory of the counter's files")
+	dedup := flag.Bool("dedup", false, "apply each client's request id once, even across restarts")
+	slow := flag.Duration("slow-reply", 500*time.Millisecond, "how long buggify's slow path holds an answer")
+	flag.Parse()
+	log.SetFlags(0)
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		log.Fatalf("server: %v", err)
+	}
+	st, err := counter.OpenV1(*dir)
+	if err != nil {
+		log.Fatalf("server: opening %s: %v", *dir, err)
+	}
+	s := &counter.Server{Store: st, Dedup: *dedup, SlowReply: *slow}
+	log.Fatalf("server: %v", s.ListenAndServe(*listen, ""))
+}
