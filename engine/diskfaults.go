@@ -90,7 +90,7 @@ func setupDisk(r *runner) error {
 		return err
 	}
 	for _, p := range r.w.Programs() {
-		dn := &diskNode{faulty: r.w.NodeFaults(p), latency: rng.ForName(r.seed, "disklatency", p.Name)}
+		dn := &diskNode{faulty: r.w.NodeFaults(p), latency: rng.ForName(r.seedFor("disklatency"), "disklatency", p.Name)}
 		var err error
 		if dn.seed, err = readSeed(p); err != nil {
 			return err
@@ -340,7 +340,7 @@ func (r *runner) crashWithModel(n *node) {
 		return
 	}
 	dn.crashes++
-	s := rng.ForName(r.seed, "disk", n.prog.Name, dn.crashes)
+	s := rng.ForName(r.seedFor("disk"), "disk", n.prog.Name, dn.crashes)
 	cfg := r.diskf.crash
 	cfg.Syncing = syncing
 	m, err := disk.NewCrashModel(cfg, s.Intn)
@@ -383,7 +383,7 @@ func (r *runner) applyBitrot(f faults.Fault) bool {
 	if n == nil {
 		return true
 	}
-	s := rng.ForName(r.seed, "bitrot-site", n.prog.Name, uint64(f.At))
+	s := rng.ForName(r.seedFor("disk"), "bitrot-site", n.prog.Name, uint64(f.At))
 	fired, ok := n.disk.Bitrot(s.Intn)
 	if !ok {
 		return true

@@ -88,6 +88,7 @@ type runner struct {
 	// already ended does nothing.
 	healGen int
 	given   *faults.Schedule // a replay's schedule; nil when faults are drawn
+	rekeyed []faults.Branch  // the schedule's branches applied so far (branch.go)
 	applied []faults.Fault
 	res     *Result
 
@@ -234,6 +235,13 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		r.s.At(int64(faultEnd), func() { r.recoveryPhase(faultEnd) })
 		horizon += within
 	}
+	if sch != nil {
+		// Before any fault: a branch applies at the first step at or after
+		// its time, ahead of everything else due then.
+		for _, b := range sch.Branches {
+			r.s.At(int64(b.At), func() { r.branch(b) })
+		}
+	}
 	var planned []faults.Fault
 	if sch != nil {
 		planned = sch.Faults
@@ -294,6 +302,9 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	}
 	res.Digest = r.tr.Digest(summary)
 	res.Schedule = &faults.Schedule{Seed: opt.Seed, Duration: faultEnd, Faults: r.applied}
+	if sch != nil {
+		res.Schedule.Branches = sch.Branches
+	}
 	if opt.KeepDisks {
 		res.Disks = r.keepDisks()
 	}
@@ -377,7 +388,7 @@ func (r *runner) start(n *node) {
 		Args:   append([]string{n.prog.Name}, n.prog.Args...),
 		Env:    env,
 		Now:    r.s.Now,
-		Random: rng.ForName(r.seed, "random", n.prog.Name, uint64(inc)),
+		Random: rng.ForName(r.seedFor("random"), "random", n.prog.Name, uint64(inc)),
 		Disk:   n.disk,
 		Etc:    n.etc,
 		Net:    r.net,

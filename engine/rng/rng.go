@@ -30,6 +30,10 @@ func New(seed uint64, stream string, node int, extra ...uint64) Stream {
 	return Stream{key: k}
 }
 
+// Rekey derives the seed a branch gives the streams it re-keys: a pure
+// function of the seed before the branch and the branch's key.
+func Rekey(seed, key uint64) uint64 { return mix(mix(seed^0xb4a9c4) ^ key) }
+
 // Uint64 returns the next draw.
 func (s *Stream) Uint64() uint64 {
 	s.n++

@@ -123,6 +123,10 @@ func (p *Proc) Yield() (killed bool) {
 	return p.Block(func() int64 { return now })
 }
 
+// Rekey replaces the stream that picks among runnable processes (a branch
+// of the run). Call it from an event.
+func (s *Sched) Rekey(r rng.Stream) { s.rng = r }
+
 // At runs fn on the scheduler when virtual time reaches t, before any process
 // runs at t. Events at the same time run in the order they were added.
 func (s *Sched) At(t int64, fn func()) {

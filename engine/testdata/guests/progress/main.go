@@ -4,7 +4,10 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"flag"
+	"fmt"
 	"time"
 
 	"guests/progress/count"
@@ -16,9 +19,18 @@ func main() {
 	n := flag.Int("n", 10, "steps")
 	every := flag.Duration("every", 100*time.Millisecond, "time per step")
 	quiet := flag.Duration("quiet", 0, "call sim.QuietFor with this first")
+	random := flag.Bool("rand", false, "print a number from crypto/rand after each step")
 	flag.Parse()
 	if *quiet > 0 {
 		sim.QuietFor(*quiet)
 	}
-	count.Run("v1", *n, *every)
+	var each func(int)
+	if *random {
+		each = func(int) {
+			var b [4]byte
+			rand.Read(b[:])
+			fmt.Println("rand", binary.LittleEndian.Uint32(b[:]))
+		}
+	}
+	count.Run("v1", *n, *every, each)
 }

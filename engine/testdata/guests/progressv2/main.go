@@ -12,5 +12,5 @@ func main() {
 	n := flag.Int("n", 10, "steps")
 	every := flag.Duration("every", 100*time.Millisecond, "time per step")
 	flag.Parse()
-	count.Run("v2", *n, *every)
+	count.Run("v2", *n, *every, nil)
 }

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// Run resumes the count kept in the file "count" and steps it to n.
-func Run(version string, n int, every time.Duration) {
+// Run resumes the count kept in the file "count" and steps it to n,
+// calling each, if set, after every step.
+func Run(version string, n int, every time.Duration, each func(k int)) {
 	k := 0
 	if b, err := os.ReadFile("count"); err == nil {
 		k, _ = strconv.Atoi(string(b))
@@ -30,6 +31,9 @@ func Run(version string, n int, every time.Duration) {
 		}
 		f.Close()
 		fmt.Printf("%s step %d\n", version, k)
+		if each != nil {
+			each(k)
+		}
 	}
 	fmt.Printf("%s done at %d\n", version, k)
 }
