@@ -21,6 +21,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	parallel := fs.Int("parallel", runtime.NumCPU(), "worlds run at once (one per core; a world never spreads over cores)")
 	asJSON := fs.Bool("json", false, "print one JSON object per seed")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of seedfall itself to this file")
+	reportPath := fs.String("report", "", "write an HTML report of the sweep to this file")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -61,6 +62,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.close()
+	rep := newSweepReport(s, *reportPath)
 
 	start := time.Now()
 	results := make([]*engine.Result, len(list))
@@ -104,6 +106,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		res := results[i]
 		results[i] = nil // let the trace go
+		rep.add(res, s.replayCommand(res.Seed))
 		schedule := ""
 		if res.Passed {
 			passed++
@@ -147,6 +150,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		el := time.Since(start)
 		fmt.Fprintf(stdout, "%d seeds: %d passed, %d failed%s in %s (%.0f seeds/s)\n",
 			len(list), passed, failed, seedList(failedSeeds), el.Round(time.Millisecond), float64(len(list))/el.Seconds())
+	}
+	if err := rep.write(stderr); err != nil {
+		return err
 	}
 	if failed > 0 {
 		return errFailed

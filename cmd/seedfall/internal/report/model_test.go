@@ -252,7 +252,7 @@ func TestWrite(t *testing.T) {
 		"<td>5 (5-8, 10)</td>", // seeds
 		`<td class="pass">4</td>`,
 		`<td class="fail">1</td>`,
-		`<tr class="class"><th>workload</th><td>1: <a href="#seed-7">7</a></td></tr>`,
+		`<tr class="cls"><th>workload</th><td>1: <a href="#seed-7">7</a></td></tr>`,
 		`<section class="run" id="seed-7">`,
 		`<svg class="lane" data-node="n1"`,
 		`<svg class="lane" data-node="world"`,
