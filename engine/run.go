@@ -48,6 +48,9 @@ type RunOptions struct {
 	StopAt time.Duration
 	// KeepDisks fills Result.Disks.
 	KeepDisks bool
+	// State fills Result.State with the world as the run ends (at StopAt,
+	// for seedfall debug).
+	State bool
 }
 
 // Result is what one run of one seed gives.
@@ -64,6 +67,7 @@ type Result struct {
 	Schedule *faults.Schedule
 	Lines    []trace.Line
 	Disks    []NodeDisk // with RunOptions.KeepDisks: every program's disk at the end
+	State    *State     // with RunOptions.State: the world at the end
 }
 
 type runner struct {
@@ -146,6 +150,8 @@ type node struct {
 	up    bool
 	done  bool // exited 0 (a workload that finished, a node that ended)
 	crash bool // being killed by a crash
+	// restartAt is when a program that is down comes back (0: it does not).
+	restartAt int64
 	proc  *sched.Proc
 	wp    *wasi.Process
 	rst   rng.Stream // supervised restarts
@@ -289,9 +295,14 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		}
 		r.fail(ClassDeadlock, nil, fmt.Sprintf("every process is blocked and nothing can wake them: %s", strings.Join(waiting, ", ")))
 	}
+	var state *State
+	if opt.State {
+		state = r.state()
+	}
 	r.s.Shutdown()
 
 	res := r.res
+	res.State = state
 	res.Seed = opt.Seed
 	res.SimNs = r.s.Now()
 	res.Steps = r.s.Steps()
@@ -380,7 +391,7 @@ func (r *runner) event(n *node, text string) {
 // start launches a new incarnation of n over its disk.
 func (r *runner) start(n *node) {
 	n.inc++
-	n.up, n.crash = true, false
+	n.up, n.crash, n.restartAt = true, false, 0
 	inc := n.inc
 	env := append([]string{"SEEDFALL=1", "SEEDFALL_NODE=" + n.prog.Name}, n.prog.Env...)
 	wp := &wasi.Process{
@@ -522,6 +533,7 @@ func (r *runner) exited(n *node, code uint32, trap error) {
 		}
 		at := r.s.Now() + int64(n.rst.Between(r.w.Faults.RestartAfter.Min, r.w.Faults.RestartAfter.Max))
 		r.event(n, fmt.Sprintf("supervisor restarts it at %v", time.Duration(at)))
+		n.restartAt = at
 		inc := n.inc
 		r.s.At(at, func() {
 			if r.res == nil && !n.up && n.inc == inc {
@@ -711,6 +723,7 @@ func (r *runner) crashed(n *node, until time.Duration) {
 	}
 	r.crashDisk(n)
 	r.event(n, fmt.Sprintf("crash, restart at %v", until))
+	n.restartAt = int64(until)
 	inc := n.inc
 	r.s.At(int64(until), func() {
 		if r.res == nil && !n.up && n.inc == inc {

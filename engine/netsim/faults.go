@@ -3,6 +3,7 @@ package netsim
 import (
 	"fmt"
 	"math"
+	"net/netip"
 	"slices"
 )
 
@@ -388,4 +389,55 @@ func arrive(t int64) int64 {
 		return -1
 	}
 	return t
+}
+
+// ConnInfo describes one open connection end, for seedfall debug.
+type ConnInfo struct {
+	Local, Remote netip.AddrPort
+	Peer          string // the remote host's name, "" if unknown
+	State         string // "connecting", "established", "half-closed", "reset"
+	Unread        int    // bytes that arrived or are on their way to this end
+	Listening     bool   // a listener, not a connection
+}
+
+// Conns lists host's listeners and open connections, in creation order.
+func (n *Network) Conns(host int) []ConnInfo {
+	h := n.hosts[host]
+	var out []ConnInfo
+	for _, l := range h.listeners {
+		if !l.closed {
+			out = append(out, ConnInfo{Local: l.addr, Listening: true})
+		}
+	}
+	for _, c := range h.conns {
+		if c.closed {
+			continue
+		}
+		ci := ConnInfo{Local: c.local, Remote: c.remote, Unread: c.inBytes}
+		for _, o := range n.hosts {
+			if o.addr == c.remote.Addr() {
+				ci.Peer = o.name
+			}
+		}
+		switch {
+		case c.rstAt >= 0 && c.rstAt <= n.now() || c.rstSent:
+			ci.State = "reset"
+		case c.dialed && !c.resolved:
+			ci.State = "connecting"
+		case c.rdShut || c.wrShut || c.finIn:
+			ci.State = "half-closed"
+		default:
+			ci.State = "established"
+		}
+		out = append(out, ci)
+	}
+	return out
+}
+
+// Faults describes the partition and the clogs in force, by host index.
+func (n *Network) Faults() (groups [][]int, clogs []string) {
+	for _, c := range n.clogs {
+		clogs = append(clogs, c.String())
+	}
+	return n.groups, clogs
 }

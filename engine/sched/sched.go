@@ -117,6 +117,14 @@ func (p *Proc) Hold(until int64) { p.hold = until }
 // Held reports whether p is held at the current time.
 func (p *Proc) Held() bool { return p.hold > p.s.now }
 
+// HeldUntil is the end of the hold in force, or 0.
+func (p *Proc) HeldUntil() int64 {
+	if p.Held() {
+		return p.hold
+	}
+	return 0
+}
+
 // Yield lets other processes that can run at this instant run first.
 func (p *Proc) Yield() (killed bool) {
 	now := p.s.now
