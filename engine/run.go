@@ -152,9 +152,9 @@ type node struct {
 	crash bool // being killed by a crash
 	// restartAt is when a program that is down comes back (0: it does not).
 	restartAt int64
-	proc  *sched.Proc
-	wp    *wasi.Process
-	rst   rng.Stream // supervised restarts
+	proc      *sched.Proc
+	wp        *wasi.Process
+	rst       rng.Stream // supervised restarts
 }
 
 // Run runs one seed of the prepared world to its verdict.
