@@ -71,7 +71,8 @@ type Result struct {
 //  1. cut the duration to just past the failure;
 //  2. remove faults: delta debugging over the list, then one at a time;
 //  3. move timed faults earlier and faults at an operation to an earlier
-//     operation, and shorten the faults that last;
+//     operation, and shorten the faults that last; then try removing each
+//     fault once more, since a fault moved earlier can make another useless;
 //  4. cut the duration again.
 //
 // The same input always gives the same schedule, whatever Options.Parallel
@@ -117,6 +118,8 @@ func shrink(ctx context.Context, run runFunc, horizon time.Duration, seed uint64
 	s.cut()
 	s.remove()
 	s.simplify()
+	s.step = StepRemove
+	s.removeEach() // a fault moved earlier may have made another one useless
 	s.normalize()
 	s.cut()
 	s.normalize()
@@ -382,8 +385,12 @@ ddmin:
 			n = min(2*n, len(fs))
 		}
 	}
-	// One at a time, from the first: after a removal, the fault that moved
-	// into that place is tried next.
+	s.removeEach()
+}
+
+// removeEach tries removing each fault, from the first: after a removal,
+// the fault that moved into that place is tried next.
+func (s *shrinker) removeEach() {
 	for i := 0; i < len(s.best.Faults) && !s.stopped(); {
 		var cands []*faults.Schedule
 		for j := i; j < len(s.best.Faults); j++ {
