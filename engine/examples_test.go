@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/seedfall/seedfall/engine/world"
@@ -28,9 +29,16 @@ func TestExamples(t *testing.T) {
 	for _, ex := range []struct {
 		name  string
 		limit uint64 // the bug must be found within this many seeds
-	}{{"kvlog", 20}, {"snapshot", 20}, {"symswap", 50}, {"walretry", 50}, {"primarybackup", 50}, {"retries", 50}, {"lease", 20}} {
+	}{{"kvlog", 20}, {"snapshot", 20}, {"symswap", 50}, {"walretry", 50}, {"primarybackup", 50}, {"retries", 50}, {"lease", 20},
+		{"liveness", 20}, {"liveness/chaos", 20}} {
 		t.Run(ex.name, func(t *testing.T) {
-			buggy := prepareFile(t, fmt.Sprintf("../examples/%s/seedfall.json", ex.name))
+			// "dir/variant" runs dir's seedfall.variant.json and its fixed twin.
+			dir, variant, _ := strings.Cut(ex.name, "/")
+			world := "seedfall"
+			if variant != "" {
+				world += "." + variant
+			}
+			buggy := prepareFile(t, fmt.Sprintf("../examples/%s/%s.json", dir, world))
 			found := uint64(0)
 			for seed := uint64(1); seed <= ex.limit && found == 0; seed++ {
 				if r := run(t, buggy, seed, nil); !r.Passed {
@@ -48,7 +56,7 @@ func TestExamples(t *testing.T) {
 			if found == 0 {
 				t.Fatalf("the bug of %s was not found in %d seeds", ex.name, ex.limit)
 			}
-			fixed := prepareFile(t, fmt.Sprintf("../examples/%s/seedfall.fixed.json", ex.name))
+			fixed := prepareFile(t, fmt.Sprintf("../examples/%s/%s.fixed.json", dir, world))
 			for seed := uint64(1); seed <= passingSeeds(); seed++ {
 				if r := run(t, fixed, seed, nil); !r.Passed {
 					t.Fatalf("fixed %s fails seed %d: %s: %s\n%s", ex.name, seed, r.Class, r.Reason, output(r, ""))
