@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/seedfall/seedfall/engine/cause"
+	"github.com/seedfall/seedfall/engine/faults"
+)
+
+func init() {
+	register(command{"cause", "-c seedfall.json -seed N [-faults FILE] [-moments M] [-branches B] [-parallel K]", causeCmd})
+}
+
+// causeCmd forks a failing run at many moments and reports when the
+// failure became inevitable, with what happened just before.
+func causeCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("cause", stderr)
+	cfg := worldFlags(fs)
+	seed := fs.Uint64("seed", 0, "the failing seed")
+	faultsFile := fs.String("faults", "", "the schedule to apply (default: .seedfall/seed-N.faults.json next to the config, if it exists)")
+	moments := fs.Int("moments", 16, "moments to fork the run at, evenly spread, before refining")
+	branches := fs.Int("branches", 8, "forks per moment")
+	parallel := fs.Int("parallel", 2, "runs at once")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if !flagSet(fs, "seed") {
+		return fmt.Errorf("say which failing seed to explain: -seed N")
+	}
+	if *moments < 2 || *branches < 1 || *parallel < 1 {
+		return fmt.Errorf("-moments must be at least 2, -branches and -parallel at least 1")
+	}
+	ctx := context.Background()
+	s, err := open(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	sch, from, err := s.loadSchedule(*faultsFile, *seed)
+	if err != nil {
+		return err
+	}
+	opt := cause.Options{Moments: *moments, Branches: *branches, Parallel: *parallel}
+	if isTerminal(stderr) {
+		opt.Progress = func(done, total int) { fmt.Fprintf(stderr, "\r\033[Kforking: %d of about %d runs", done, total) }
+	}
+	res, err := cause.Find(ctx, s.p, *seed, sch, opt)
+	if isTerminal(stderr) {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err != nil {
+		return err
+	}
+	f := res.Failure
+	if from != "" {
+		fmt.Fprintf(stdout, "seed %d, %s from %s\n", *seed, plural(len(sch.Faults), "fault"), from)
+	}
+	fmt.Fprintf(stdout, "seed %d fails at %s: %s: %s\n", *seed, simTime(f.SimNs), f.Class, f.Reason)
+	fmt.Fprintf(stdout, "forked %s at %s, each keeping the faults before its moment and re-keying every stream from it:\n",
+		plural(*branches, "way"), plural(len(res.Moments), "moment"))
+	for _, m := range res.Moments {
+		bar := strings.Repeat("#", m.Failed) + strings.Repeat(".", m.Runs-m.Failed)
+		fmt.Fprintf(stdout, "  %14v  %s  %d/%d still fail\n", m.At, bar, m.Failed, m.Runs)
+	}
+	if res.Inevitable == 0 {
+		fmt.Fprintf(stdout, "the failure was inevitable from the start: forks without any fault still fail\n")
+	} else {
+		fmt.Fprintf(stdout, "the failure became inevitable between %v and %v\n", res.After, res.Inevitable)
+	}
+	if len(res.Faults) > 0 {
+		fmt.Fprintln(stdout, "faults in that interval:")
+		for _, fl := range res.Faults {
+			fmt.Fprintln(stdout, "  "+faults.Describe(fl))
+		}
+	}
+	if len(res.Events) > 0 {
+		fmt.Fprintln(stdout, "events in that interval:")
+		for _, l := range tailLines(res.Events, "", 10) {
+			fmt.Fprintln(stdout, "  "+l.String())
+		}
+	}
+	fmt.Fprintf(stdout, "%s in all; debug the moment: seedfall debug %s -seed %d -at %v\n", plural(res.Runs, "run"), s.args, *seed, res.Inevitable)
+	return errFailed
+}

@@ -1,0 +1,74 @@
+package cause
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/world"
+)
+
+func prepare(t *testing.T, path string) *engine.Prepared {
+	t.Helper()
+	w, err := world.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(context.Background(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close(context.Background()) })
+	p, err := e.Prepare(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// kvlog acknowledges writes before it fsyncs them: its failure becomes
+// inevitable at the crash that loses them, and cause names that crash.
+func TestCauseFindsTheCrash(t *testing.T) {
+	p := prepare(t, "../../examples/kvlog/seedfall.json")
+	find := func(parallel int) *Result {
+		res, err := Find(context.Background(), p, 1, nil, Options{Moments: 8, Branches: 4, Parallel: parallel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := find(1)
+	if res.Failure.Passed {
+		t.Fatal("kvlog seed 1 passed; the test needs its failure")
+	}
+	if len(res.Faults) != 1 || res.Faults[0].Kind != faults.Crash || res.Faults[0].Node != "server" {
+		t.Fatalf("faults in (%v, %v]: %v; want the server's crash", res.After, res.Inevitable, res.Faults)
+	}
+	crash := res.Faults[0].At
+	if !(res.After <= crash && crash < res.Inevitable) {
+		t.Errorf("the crash at %v is not in (%v, %v]", crash, res.After, res.Inevitable)
+	}
+	for _, m := range res.Moments {
+		if m.At <= crash && m.Failed > 0 {
+			t.Errorf("a fork at %v, before the crash, failed %d times: without the crash kvlog keeps every write", m.At, m.Failed)
+		}
+	}
+	// The same answer every time, whatever the parallelism.
+	again := find(2)
+	again.Failure, res.Failure = nil, nil
+	again.Runs, res.Runs = 0, 0
+	if !reflect.DeepEqual(res, again) {
+		t.Errorf("parallel 1 and 2 differ:\n%+v\n%+v", res, again)
+	}
+}
+
+// A passing seed has nothing to explain.
+func TestCauseOfAPass(t *testing.T) {
+	p := prepare(t, "../../examples/kvlog/seedfall.fixed.json")
+	_, err := Find(context.Background(), p, 1, nil, Options{Moments: 2, Branches: 1})
+	if err == nil || err.Error() != `seed 1 passes (every workload exited 0): there is no failure to explain` {
+		t.Errorf("err = %v", err)
+	}
+}
