@@ -22,6 +22,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print one JSON object per seed")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of seedfall itself to this file")
 	reportPath := fs.String("report", "", "write an HTML report of the sweep to this file")
+	withPinned := fs.Bool("pinned", true, "replay the regressions pinned next to the config (seedfall pin) before the seeds")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -63,6 +64,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer s.close()
 	rep := newSweepReport(s, *reportPath)
+	pinnedFailing := 0
+	if *withPinned {
+		if pinnedFailing, err = s.runPinned(ctx, stdout, *asJSON); err != nil {
+			return err
+		}
+	}
 
 	start := time.Now()
 	results := make([]*engine.Result, len(list))
@@ -154,7 +161,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := rep.write(stderr); err != nil {
 		return err
 	}
-	if failed > 0 {
+	if failed > 0 || pinnedFailing > 0 {
 		return errFailed
 	}
 	return nil

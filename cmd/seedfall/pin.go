@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/faults"
+)
+
+func init() {
+	register(command{"pin", "-c seedfall.json -seed N [-name NAME] [-faults FILE]", pinCmd})
+}
+
+// regressionsDir holds pinned regressions, next to the config, to be kept
+// in version control.
+const regressionsDir = "regressions"
+
+var pinName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// pinCmd keeps a failing seed's schedule as a regression: seedfall run
+// replays it before any new seed, and says whether it still fails.
+func pinCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("pin", stderr)
+	cfg := worldFlags(fs)
+	seed := fs.Uint64("seed", 0, "the failing seed to pin")
+	name := fs.String("name", "", "the regression's name (default: seed-N)")
+	faultsFile := fs.String("faults", "", "the schedule to pin (default: .seedfall/seed-N.faults.json next to the config, if it exists, else the seed's own faults)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if !flagSet(fs, "seed") {
+		return fmt.Errorf("say which failing seed to pin: -seed N")
+	}
+	if *name == "" {
+		*name = fmt.Sprintf("seed-%d", *seed)
+	}
+	if !pinName.MatchString(*name) {
+		return fmt.Errorf("-name %q: use letters, digits, '.', '_' and '-', such as lost-ack-after-crash", *name)
+	}
+	ctx := context.Background()
+	s, err := open(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	path := filepath.Join(s.w.Dir, regressionsDir, *name+".faults.json")
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("%s already exists; choose another -name, or remove it first", displayPath(path))
+	}
+	sch, _, err := s.loadSchedule(*faultsFile, *seed)
+	if err != nil {
+		return err
+	}
+	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch})
+	if err != nil {
+		return err
+	}
+	if res.Passed {
+		return fmt.Errorf("seed %d passes (%s): only a failing run can be pinned as a regression", *seed, res.Reason)
+	}
+	// Pin what the run did: the faults that happened, and the schedule's
+	// branches and shrink record, so the regression replays the same run.
+	pinned := *res.Schedule
+	if sch != nil {
+		pinned.Duration, pinned.ShrunkFrom, pinned.ShrinkRuns = sch.Duration, sch.ShrunkFrom, sch.ShrinkRuns
+	}
+	pinned.Config = s.configName()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if err := pinned.Save(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "pinned seed %d (%s: %s) as %s\n", *seed, res.Class, res.Reason, displayPath(path))
+	fmt.Fprintf(stdout, "seedfall run %s replays it before any new seed\n", s.args)
+	return nil
+}
+
+// pinned is one regression kept next to the config.
+type pinned struct {
+	name, path string
+	sch        *faults.Schedule
+}
+
+// loadPinned reads the regressions pinned for this world (its file,
+// profile and -set), in name order.
+func (s *session) loadPinned() ([]pinned, error) {
+	paths, _ := filepath.Glob(filepath.Join(s.w.Dir, regressionsDir, "*.faults.json"))
+	slices.Sort(paths)
+	var names []string
+	for _, p := range s.w.Programs() {
+		names = append(names, p.Name)
+	}
+	var out []pinned
+	for _, path := range paths {
+		sch, err := faults.Load(path, names)
+		if err != nil {
+			return nil, fmt.Errorf("pinned regression: %w", err)
+		}
+		if sch.Config != "" && sch.Config != s.configName() {
+			continue // pinned for another world file in this directory
+		}
+		out = append(out, pinned{name: strings.TrimSuffix(filepath.Base(path), ".faults.json"), path: path, sch: sch})
+	}
+	return out, nil
+}
+
+// runPinned replays every pinned regression and reports each one; it
+// returns how many still fail.
+func (s *session) runPinned(ctx context.Context, stdout io.Writer, asJSON bool) (int, error) {
+	pins, err := s.loadPinned()
+	if err != nil || len(pins) == 0 {
+		return 0, err
+	}
+	failing := 0
+	for _, p := range pins {
+		res, err := s.p.Run(ctx, engine.RunOptions{Seed: p.sch.Seed, Schedule: p.sch})
+		if err != nil {
+			return 0, fmt.Errorf("pinned regression %s: %w", p.name, err)
+		}
+		if asJSON {
+			writeJSON(stdout, res, displayPath(p.path))
+			if !res.Passed {
+				failing++
+			}
+			continue
+		}
+		if res.Passed {
+			fmt.Fprintf(stdout, "pinned %s (seed %d): passes now\n", p.name, p.sch.Seed)
+			continue
+		}
+		failing++
+		fmt.Fprintf(stdout, "pinned %s (seed %d): STILL FAILS at t=%s: %s: %s\n", p.name, p.sch.Seed, simTime(res.SimNs), res.Class, res.Reason)
+		fmt.Fprintf(stdout, "  replay: seedfall replay %s -seed %d -faults %s\n", s.args, p.sch.Seed, shellQuote(displayPath(p.path)))
+	}
+	if !asJSON {
+		fmt.Fprintf(stdout, "%s: %d pass, %d still fail\n", plural(len(pins), "pinned regression"), len(pins)-failing, failing)
+	}
+	return failing, nil
+}
