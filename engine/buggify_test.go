@@ -162,3 +162,28 @@ func TestFaultsAfterSetupHoldsDrawnFaults(t *testing.T) {
 		t.Fatal("no fault at all after setup in seeds 1..5")
 	}
 }
+
+// A clock skew is the machine's clock from the start: faults_after_setup
+// holds it until setup completes, then it takes effect, and the replay of
+// the run's schedule does the same.
+func TestFaultsAfterSetupAppliesClockSkewAtSetup(t *testing.T) {
+	p := prepare(t, `{"duration": "2s", "faults_after_setup": true, "faults": {"clock_skew": "1s"},
+		"nodes": [{"name": "n", "pkg": "./buggy", "args": ["-n", "10", "-setup", "100ms"]}],
+		"workload": {"name": "w", "pkg": "./sleeper", "args": ["-n", "5"]}}`)
+	r := twice(t, p, 1, nil)
+	var skews []faults.Fault
+	for _, f := range r.Schedule.Faults {
+		if f.Kind == KindClockSkew {
+			skews = append(skews, f)
+		}
+	}
+	if len(skews) != 1 || skews[0].Node != "n" || skews[0].At != 100_000_000 {
+		t.Fatalf("clock skews: %+v, want n's, taking effect at setup (100ms)\n%s", skews, output(r, ""))
+	}
+	if !strings.Contains(output(r, "n"), "0.100000000 n#1 - wall clock skewed by") {
+		t.Errorf("trace lacks the skew at setup:\n%s", output(r, "n"))
+	}
+	if again := run(t, p, 1, r.Schedule); again.Digest != r.Digest {
+		t.Errorf("replay of the schedule differs:\n%s\n---\n%s", output(r, ""), output(again, ""))
+	}
+}

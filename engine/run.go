@@ -104,8 +104,9 @@ type runner struct {
 	netf  *netRun  // network faults' per-run state (netfaults.go)
 	nodef *nodeRun // pauses, slowdowns and clocks (nodefaults.go)
 
-	bug  *buggifyRun // sim.Buggify sites (buggify.go)
-	held bool        // faults_after_setup: faults wait for sim.SetupComplete
+	bug   *buggifyRun    // sim.Buggify sites (buggify.go)
+	held  bool           // faults_after_setup: faults wait for sim.SetupComplete
+	skews []faults.Fault // clock skews held by faults_after_setup, applied when faults start
 }
 
 // family is one group of fault kinds: crashes here, others in files of
@@ -419,6 +420,13 @@ func (r *runner) start(n *node) {
 				// before this moment never fire.
 				r.held, r.faultsOn = false, true
 				r.event(n, "faults start")
+				// A clock skew is how the machine's clock runs from the
+				// start: held until now, it takes effect now.
+				for _, f := range r.skews {
+					f.At = time.Duration(r.s.Now())
+					r.apply(f)
+				}
+				r.skews = nil
 			}
 		},
 	}
@@ -663,6 +671,10 @@ func (r *runner) finally() *node {
 
 // apply fires a timed fault, if it can happen now.
 func (r *runner) apply(f faults.Fault) {
+	if r.held && f.Kind == KindClockSkew {
+		r.skews = append(r.skews, f)
+		return
+	}
 	if r.res != nil || !r.faultsActive() {
 		return
 	}
