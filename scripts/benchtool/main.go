@@ -60,8 +60,12 @@ func main() {
 	timed(cache, "", trivial, "-seed", "1")
 
 	row := func(name, world string, parallel int) {
+		n := *seeds
+		if strings.Contains(world, "liveness") {
+			n = max(*seeds/10, 20) // a heavier world: ten times fewer seeds
+		}
 		start := time.Now()
-		rs := sweep(cache, world, parallel)
+		rs := sweepN(cache, world, parallel, n)
 		wall := time.Since(start)
 		var sim, busy int64
 		var steps uint64
@@ -77,6 +81,11 @@ func main() {
 	row(fmt.Sprintf("trivial 3-node world, %d cores", runtime.NumCPU()), trivial, runtime.NumCPU())
 	row("examples/kvlog (fixed), 1 core", example, 1)
 	row(fmt.Sprintf("examples/kvlog (fixed), %d cores", runtime.NumCPU()), example, runtime.NumCPU())
+	// Every gray failure at once: pauses, slowdowns, clocks, buggify,
+	// swarm, faults on the workloads, an upgrade and a recovery phase.
+	chaos := filepath.Join(*root, "examples/liveness/seedfall.chaos.fixed.json")
+	row("examples/liveness chaos (fixed), 1 core", chaos, 1)
+	row(fmt.Sprintf("examples/liveness chaos (fixed), %d cores", runtime.NumCPU()), chaos, runtime.NumCPU())
 
 	fmt.Printf("\n%-40s %9s\n", "one seed of examples/kvlog, end to end", "wall")
 	if *cold {
@@ -86,6 +95,8 @@ func main() {
 	fmt.Printf("%-40s %9s\n", "cached run", cached.Round(time.Millisecond))
 	fmt.Println("\nseeds/s: a whole `seedfall run -seeds 1-N` sweep, start-up included.")
 	fmt.Println("per core, sim/wall, steps/s: over the real time the runs themselves took.")
+
+	PrintWorkflow(cache)
 
 	nf, err := BenchNet(context.Background(), *root, *netSeeds)
 	check(err)
@@ -112,7 +123,11 @@ func timed(cache, env, world string, args ...string) time.Duration {
 }
 
 func sweep(cache, world string, parallel int) []result {
-	cmd := exec.Command(*bin, "run", "-c", world, "-seeds", fmt.Sprintf("1-%d", *seeds), "-parallel", fmt.Sprint(parallel), "-json")
+	return sweepN(cache, world, parallel, *seeds)
+}
+
+func sweepN(cache, world string, parallel, n int) []result {
+	cmd := exec.Command(*bin, "run", "-c", world, "-seeds", fmt.Sprintf("1-%d", n), "-parallel", fmt.Sprint(parallel), "-json")
 	cmd.Env = append(os.Environ(), "SEEDFALL_CACHE="+cache)
 	out, err := cmd.Output()
 	if err != nil {
