@@ -104,7 +104,7 @@ func readChain(src *source, chain []string) (*value, []string, error) {
 		name = filepath.Join(filepath.Dir(src.file), filepath.FromSlash(name))
 	}
 	parent := newSource(name, data)
-	parent.dir = filepath.Dir(abs)
+	parent.dir, parent.toml = filepath.Dir(abs), isTOML(abs)
 	base, files, err := readChain(parent, chain)
 	if err != nil {
 		return nil, nil, err

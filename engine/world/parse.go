@@ -58,6 +58,7 @@ type source struct {
 	via    string // said after an error's message, as `set by preset "resilient"`
 	at     int    // when set, the line of every value: a preset's values are at the line naming it
 	noLine bool   // a -set value has no line
+	toml   bool   // the file is TOML (see toml.go), not JSON
 }
 
 func newSource(file string, data []byte) *source {
@@ -86,6 +87,9 @@ func (s *source) line(off int) int {
 // Decoder's own offsets for syntax errors are relative to the value it was
 // reading and would give wrong lines.
 func (s *source) parse() (*value, error) {
+	if s.toml {
+		return s.parseTOML()
+	}
 	var raw json.RawMessage
 	if err := json.Unmarshal(s.data, &raw); err != nil {
 		return nil, s.syntaxError(err)

@@ -207,7 +207,7 @@ func ParseWith(data []byte, file, dir string, o Options) (*World, error) {
 		data = append([]byte("   "), data[3:]...)
 	}
 	src := newSource(file, data)
-	src.dir = filepath.Clean(dir)
+	src.dir, src.toml = filepath.Clean(dir), isTOML(file)
 	root, files, err := compose(src, o)
 	if err != nil {
 		return nil, err
