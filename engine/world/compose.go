@@ -508,7 +508,7 @@ func (w *World) Resolved(absolute bool) ([]byte, error) {
 		ClogPerSec: f.ClogPerSec, ClogFor: rng(f.ClogFor), ClogModes: stringsOf(f.ClogModes), ClogDelay: rng(f.ClogDelay),
 		SwizzlePerSec: f.SwizzlePerSec, ResetPerSec: f.ResetPerSec, UDPLoss: f.UDPLoss, UDPDup: f.UDPDup,
 		SlowPerSec: f.SlowPerSec, SlowFor: rng(f.SlowFor), SlowFactor: f.SlowFactor,
-		TornWrites: f.TornWrites, ReorderWrites: f.ReorderWrites, FSModel: string(f.FSModel),
+		TornWrites: f.TornWrites, ReorderWrites: f.ReorderWrites,
 		CrashOnIO: f.CrashOnIO, FsyncEIO: f.FsyncEIO, DiskBytes: f.DiskBytes,
 		WriteEIO: f.WriteEIO, WriteENOSPC: f.WriteENOSPC, ReadEIO: f.ReadEIO, ReadCorrupt: f.ReadCorrupt,
 		LostWrite: f.LostWrite, MisdirectedWrite: f.MisdirectedWrite, CorruptOnCrash: f.CorruptOnCrash,
@@ -516,6 +516,11 @@ func (w *World) Resolved(absolute bool) ([]byte, error) {
 		StrictDirs: f.StrictDirs, ClockSkew: dur(f.ClockSkew), PausePerSec: f.PausePerSec, PauseFor: rng(f.PauseFor),
 		ClockJumpPerSec: f.ClockJumpPerSec, ClockJumpMax: dur(f.ClockJumpMax),
 		Buggify: f.Buggify, IncludeWorkload: f.IncludeWorkload, Swarm: f.Swarm,
+	}
+	if f.ReorderWrites {
+		// fs_model without reorder_writes is refused, so leave it out
+		// with it: the resolved world must load again.
+		out.Faults.FSModel = string(f.FSModel)
 	}
 	return json.MarshalIndent(out, "", "  ")
 }
@@ -614,7 +619,7 @@ type jsonFaults struct {
 	SlowFactor          float64   `json:"slow_factor"`
 	TornWrites          bool      `json:"torn_writes"`
 	ReorderWrites       bool      `json:"reorder_writes"`
-	FSModel             string    `json:"fs_model"`
+	FSModel             string    `json:"fs_model,omitempty"`
 	CrashOnIO           float64   `json:"crash_on_io"`
 	FsyncEIO            float64   `json:"fsync_eio"`
 	DiskBytes           int64     `json:"disk_bytes"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,12 +36,39 @@ func (s *source) parseTOML() (*value, error) {
 			if line < 1 {
 				line = 1
 			}
-			return nil, &Error{File: s.file, Line: line, Msg: "syntax error: " + pe.Message}
+			return nil, &Error{File: s.file, Line: line, Msg: "syntax error: " + tomlMessage(pe.Message, s.lineText(line))}
 		}
 		return nil, &Error{File: s.file, Line: 1, Msg: "syntax error: " + err.Error()}
 	}
 	t := &tomlTree{src: s, places: tomlPlaces(s.data)}
 	return t.value(doc, "", 0)
+}
+
+// tomlMessage words BurntSushi's message like ours, adding a hint for the
+// mistake a JSON user makes most: a duration left unquoted.
+func tomlMessage(msg, line string) string {
+	msg = strings.TrimSuffix(msg, ".")
+	if len(msg) > 1 && msg[0] >= 'A' && msg[0] <= 'Z' && msg[1] >= 'a' && msg[1] <= 'z' {
+		msg = strings.ToLower(msg[:1]) + msg[1:]
+	}
+	if _, v, ok := strings.Cut(line, "="); ok && unquotedDuration.MatchString(v) {
+		msg += `; durations are strings, such as "250ms"`
+	}
+	return msg
+}
+
+var unquotedDuration = regexp.MustCompile(`^\s*\[?\s*[0-9.]+(ns|us|µs|ms|s|m|h)\b`)
+
+// lineText returns the text of a 1-based line.
+func (s *source) lineText(n int) string {
+	if n < 1 || n > len(s.lines) {
+		return ""
+	}
+	end := len(s.data)
+	if n < len(s.lines) {
+		end = s.lines[n] - 1
+	}
+	return string(s.data[s.lines[n-1]:end])
 }
 
 // tomlTree builds the value tree from BurntSushi's decoded document.
@@ -117,9 +145,18 @@ func (t *tomlTree) value(x any, path string, start int) (*value, error) {
 		v.kind, v.str = kindNumber, strconv.FormatFloat(x, 'g', -1, 64)
 	default:
 		// Dates and times: JSON has none, and no field takes one.
-		return nil, errIn(t.src, t.src.line(start), jsonPath(path), fmt.Sprintf("want a string, a number, true or false, got the TOML date %v; quote it if it is meant as a string", x))
+		return nil, errIn(t.src, t.src.line(start), jsonPath(path), fmt.Sprintf("want a string, a number, true or false, got the TOML date %s; quote it if it is meant as a string", t.text(start)))
 	}
 	return v, nil
+}
+
+// text returns the scalar written at off, as written.
+func (t *tomlTree) text(off int) string {
+	end := off
+	for end < len(t.src.data) && !strings.ContainsRune(",]}\r\n#", rune(t.src.data[end])) {
+		end++
+	}
+	return strings.TrimSpace(string(t.src.data[off:end]))
 }
 
 func (t *tomlTree) elemStart(path string, i, fallback int) int {

@@ -1,5 +1,6 @@
-// Package world owns the world file, seedfall.json: its typed form, parsing
-// with file:line errors, the spec's defaults, and the checks that span fields.
+// Package world owns the world file, seedfall.json (or its TOML form): its
+// typed form, parsing with file:line errors, the spec's defaults, and the
+// checks that span fields.
 package world
 
 import (
@@ -161,6 +162,7 @@ func DefaultPreempt() Preempt {
 
 // Load reads and parses the world file at path, with the files it extends.
 // Relative paths inside each file resolve against that file's directory.
+// A file whose name ends in .toml is read as TOML, any other as JSON.
 func Load(path string) (*World, error) {
 	return LoadWith(path, Options{})
 }
@@ -185,7 +187,8 @@ func unwrapPathError(err error) string {
 	return err.Error()
 }
 
-// Parse parses a world file's contents. file names it in errors; dir is the
+// Parse parses a world file's contents. file names it in errors, and says
+// its format: TOML when it ends in .toml, JSON otherwise; dir is the
 // directory that relative paths in it, and the file it extends, resolve
 // against.
 func Parse(data []byte, file, dir string) (*World, error) {
