@@ -228,3 +228,54 @@ func comparable(w *World) World {
 	}
 	return c
 }
+
+// TestTOMLPlaces checks the line found for each key path in a document
+// that uses every way TOML has of writing a key, with strings and comments
+// made to mislead a scan.
+func TestTOMLPlaces(t *testing.T) {
+	src := strings.Join([]string{
+		`a = """`,                              // 1
+		`b = 1 # inside the string`,            // 2
+		`[[c]] \""" '''`,                       // 3
+		`"""`,                                  // 4
+		`'lit.key' = 'x # y'`,                  // 5
+		`[[ c ]]  # first`,                     // 6
+		`"q\"k" . inner = "v"`,                 // 7
+		`[[c]]`,                                // 8
+		`arr = [ # comment [`,                  // 9
+		`  { k = 1 }, { k = 2,`,                // 10
+		`  m = [1, 2] } ]`,                     // 11
+		"[c . sub]\r",                          // 12
+		"deep = { x = { y = '''\r\nz''' } }\r", // 13, 14
+		`[[c.list]]`,                           // 15
+		`n = 1`,                                // 16
+	}, "\n")
+	if _, err := Parse([]byte(src), "x.toml", "/proj"); err != nil {
+		var we *Error
+		if !errors.As(err, &we) || strings.Contains(we.Msg, "syntax") {
+			t.Fatalf("the document does not parse as TOML: %v", err)
+		}
+	}
+	places := tomlPlaces([]byte(src))
+	lines := newSource("x.toml", []byte(src))
+	want := map[string]int{
+		"a": 1, `["lit.key"]`: 5, "c": 6, "c[0]": 6, `c[0]["q\"k"]`: 7, `c[0]["q\"k"].inner`: 7,
+		"c[1]": 8, "c[1].arr": 9, "c[1].arr[0]": 10, "c[1].arr[0].k": 10, "c[1].arr[1].k": 10,
+		"c[1].arr[1].m": 11, "c[1].arr[1].m[1]": 11, "c[1].sub": 12, "c[1].sub.deep": 13,
+		"c[1].sub.deep.x.y": 13, "c[1].list": 15, "c[1].list[0].n": 16,
+	}
+	got := map[string]int{}
+	for p, at := range places {
+		got[jsonPath(p)] = lines.line(at.key)
+	}
+	for p, l := range want {
+		if got[p] != l {
+			t.Errorf("%s: line %d, want %d", p, got[p], l)
+		}
+	}
+	for _, p := range []string{"b", "y", "c[2]"} {
+		if _, ok := got[p]; ok {
+			t.Errorf("found %s, which the document does not set", p)
+		}
+	}
+}
