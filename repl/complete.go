@@ -21,6 +21,8 @@ type builtinDoc struct {
 var worldKeys = []string{"nodes", "workload", "workloads", "finally_", "liveness", "duration", "latency", "links",
 	"faults_after_setup", "supervise", "net_overlay", "compat_overlay", "watchdog", "preempt", "faults", "profiles"}
 
+var faultFields = []string{"at", "kind", "node", "from", "to", "side", "groups", "dir", "mode", "delay", "factor", "op", "path", "offset", "target", "site", "until"}
+
 // builtinDocs covers the workbench's builtins and the methods whose
 // keywords are worth completing; a bound method is keyed type.name.
 var builtinDocs = map[string]builtinDoc{
@@ -30,15 +32,15 @@ var builtinDocs = map[string]builtinDoc{
 	"replay":      {"replay(r, schedule=None)", "run r's world and seed again, with r's schedule or another", []string{"r", "schedule"}},
 	"load_run":    {"load_run(path)", "a run saved with r.save(path)", []string{"path"}},
 	"branch":      {"branch(r, stream=None, at=..., key=1)", "replay r with a random stream (or every stream) re-keyed from a moment on", []string{"r", "stream", "at", "key"}},
-	"shrink":      {"shrink(r, budget=\"1m\")", "the smallest schedule that still fails as r did, as a run", []string{"r", "budget"}},
-	"fault":       {"fault(**kw)", "a fault from its JSON fields (at, kind, node, until, ...)", []string{"at", "kind", "node", "from", "to", "side", "groups", "dir", "mode", "delay", "factor", "op", "path", "offset", "target", "site", "until"}},
+	"shrink":      {"shrink(r, budget=\"1m\", parallel=None)", "the smallest schedule that still fails as r did, as a run", []string{"r", "budget", "parallel"}},
+	"fault":       {"fault(**kw)", "a fault from its JSON fields (at, kind, node, until, ...)", faultFields},
 	"schedule":    {"schedule(**kw)", "a schedule from its JSON fields (seed, duration, faults, branches)", []string{"seed", "duration", "faults", "branches"}},
 	"explore":     {"explore(w, strategy=..., seeds=..., budget=..., parallel=...)", "run a search strategy over world w and return what it found", []string{"w", "strategy", "seeds", "budget", "parallel"}},
 	"duration":    {"duration(s)", "a duration from a string like \"1.5s\"", []string{"s"}},
 
-	"schedule.remove": {"schedule.remove(i)", "the schedule without fault i (1-based)", []string{"i"}},
+	"schedule.remove": {"schedule.remove(i, ...)", "the schedule without the faults at positions i (from 1)", nil},
 	"schedule.shift":  {"schedule.shift(i, by)", "the schedule with fault i moved by a duration or an operation count", []string{"i", "by"}},
-	"schedule.add":    {"schedule.add(f)", "the schedule with fault f added", []string{"f"}},
+	"schedule.add":    {"schedule.add(f, ...)", "the schedule with faults added (fault values, or one fault's fields as keywords)", faultFields},
 	"run.logs":        {"run.logs(node=None)", "the run's log lines, of one node or all", []string{"node"}},
 	"run.save":        {"run.save(path)", "write the run's world, seed and schedule to path", []string{"path"}},
 	"world.replace":   {"world.replace(**kw)", "a copy of the world with keys changed", worldKeys},
@@ -71,6 +73,23 @@ func paramsOf(v sl.Value) []string {
 		return builtinDocs[key].params
 	}
 	return nil
+}
+
+// paramsOfName returns the keyword parameters of the callable a dotted
+// name refers to; a method's are looked up by its receiver's type.
+func (r *REPL) paramsOfName(dotted string) []string {
+	v, ok := r.lookup(dotted)
+	if !ok {
+		return nil
+	}
+	if dot := strings.LastIndexByte(dotted, '.'); dot >= 0 {
+		if b, ok := v.(*sl.Builtin); ok && b.Receiver() == nil {
+			if recv, ok := r.lookup(dotted[:dot]); ok {
+				return builtinDocs[recv.Type()+"."+dotted[dot+1:]].params
+			}
+		}
+	}
+	return paramsOf(v)
 }
 
 // Complete is liner's word completer: names, attributes after '.',
@@ -122,10 +141,8 @@ func (r *REPL) Complete(line string, pos int) (head string, completions []string
 		return head, completions, tail
 	}
 	if ctx.call >= 0 {
-		if callee, ok := r.lookup(calleeBefore(left[:ctx.call])); ok {
-			for _, p := range withPrefix(paramsOf(callee), token) {
-				completions = append(completions, p+"=")
-			}
+		for _, p := range withPrefix(r.paramsOfName(calleeBefore(left[:ctx.call])), token) {
+			completions = append(completions, p+"=")
 		}
 	}
 	completions = append(completions, withPrefix(sortedNames(r.globals), token)...)

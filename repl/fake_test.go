@@ -166,7 +166,7 @@ func (s *fakeSchedule) Attr(name string) (sl.Value, error) {
 				return nil, err
 			}
 			return edit(faults.Edits{Shift: []faults.Shift{sh}})
-		}).BindReceiver(s), nil
+		}), nil // unbound, as the workbench's methods are
 	case "add":
 		return sl.NewBuiltin("add", func(th *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
 			var f *fakeFault

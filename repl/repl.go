@@ -327,6 +327,12 @@ func (r *REPL) fail(err error) {
 	r.failed++
 	var evalErr *sl.EvalError
 	if errors.As(err, &evalErr) {
+		// An error straight from a builtin called at the prompt needs no
+		// traceback: the line is on screen.
+		if cs := evalErr.CallStack; len(cs) <= 2 && (len(cs) < 2 || cs[1].Pos.Filename() == "<builtin>") {
+			fmt.Fprintln(r.o.Err, "error: "+evalErr.Msg)
+			return
+		}
 		fmt.Fprintln(r.o.Err, evalErr.Backtrace())
 		return
 	}
@@ -431,4 +437,18 @@ func (r *REPL) LoadFile(path string) error {
 	r.trackR()
 	fmt.Fprintf(r.o.Out, "# ran %s; its globals are yours: %s\n", path, strings.Join(names, ", "))
 	return nil
+}
+
+// DefaultHistoryFile is where typed lines are kept across sessions:
+// $SEEDFALL_HISTORY, or seedfall/history under the user's config directory
+// ("" when there is none).
+func DefaultHistoryFile() string {
+	if f := os.Getenv("SEEDFALL_HISTORY"); f != "" {
+		return f
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "seedfall", "history")
 }
