@@ -56,7 +56,7 @@ func (r *Run) Truth() sl.Bool        { return sl.True }
 func (r *Run) Hash() (uint32, error) { return sl.String(r.Result.Digest).Hash() }
 
 func (r *Run) AttrNames() []string {
-	return []string{"class", "digest", "faults", "logs", "node", "ok", "reason", "save", "schedule", "seed", "sim_time", "steps", "world"}
+	return []string{"class_", "digest", "faults", "logs", "node", "ok", "reason", "save", "schedule", "seed", "sim_time", "steps", "world"}
 }
 
 func (r *Run) Attr(name string) (sl.Value, error) {
@@ -66,7 +66,7 @@ func (r *Run) Attr(name string) (sl.Value, error) {
 		return sl.Bool(res.Passed), nil
 	case "seed":
 		return sl.MakeUint64(r.Seed), nil
-	case "class":
+	case "class", "class_": // Starlark reserves the word: r.class_
 		return sl.String(res.Class), nil
 	case "reason":
 		return sl.String(res.Reason), nil

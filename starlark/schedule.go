@@ -509,4 +509,3 @@ func checkAgainst(s *faults.Schedule, w *world.World) error {
 	}
 	return nil
 }
-

@@ -2,8 +2,8 @@ package starlark
 
 import (
 	"bytes"
-	"fmt"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
