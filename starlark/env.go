@@ -194,8 +194,8 @@ func (e *Env) load(t *sl.Thread, module string) (sl.StringDict, error) {
 		if strings.HasPrefix(module, "@") {
 			return nil, fmt.Errorf("%q: the only module prefix is @seedfall/ (the stdlib); other files are named by a path relative to the script", module)
 		}
-		display = e.resolve(t, module)
-		key = display
+		key = e.resolve(t, module)
+		display = shortPath(key)
 	}
 	if i := slices.Index(chain, key); i >= 0 {
 		names := make([]string, 0, len(chain)-i+1)
@@ -229,6 +229,19 @@ func (e *Env) load(t *sl.Thread, module string) (sl.StringDict, error) {
 	e.modules[key] = m
 	e.mu.Unlock()
 	return g, err
+}
+
+// shortPath names a file relative to the working directory when it is
+// under it, as a user would type it.
+func shortPath(abs string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return abs
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return abs
 }
 
 func stdlibNames() []string {

@@ -31,6 +31,12 @@ func (f *Fault) Type() string          { return "fault" }
 func (f *Fault) Freeze()               {}
 func (f *Fault) Truth() sl.Bool        { return sl.True }
 func (f *Fault) JSON() ([]byte, error) { return f.F.MarshalJSON() }
+
+// MarshalJSON makes json.encode(f) the schedule file's form.
+func (f *Fault) MarshalJSON() ([]byte, error) { return f.JSON() }
+
+// MarshalJSON makes json.encode(s) the schedule file.
+func (s *Schedule) MarshalJSON() ([]byte, error) { return s.JSON() }
 func (f *Fault) Hash() (uint32, error) {
 	j, _ := f.JSON()
 	return sl.String(j).Hash()

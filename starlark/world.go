@@ -69,6 +69,9 @@ func (w *World) CompareSameType(op syntax.Token, y sl.Value, depth int) (bool, e
 // that directory.
 func (w *World) JSON() ([]byte, error) { return w.w.Resolved(false) }
 
+// MarshalJSON makes json.encode(w) the resolved world.
+func (w *World) MarshalJSON() ([]byte, error) { return w.JSON() }
+
 // specJSON is the world's object as written.
 func (w *World) specJSON() ([]byte, error) { return toJSON(w.spec, "") }
 
