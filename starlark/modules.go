@@ -1,13 +1,11 @@
 package starlark
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/BurntSushi/toml"
 	"go.starlark.net/lib/json"
 	sltime "go.starlark.net/lib/time"
 	sl "go.starlark.net/starlark"
@@ -139,11 +137,11 @@ var tomlModule = &starlarkstruct.Module{Name: "toml", Members: sl.StringDict{
 		if err := sl.UnpackPositionalArgs(b.Name(), args, kw, 1, &s); err != nil {
 			return nil, err
 		}
-		var m map[string]any
-		if _, err := toml.NewDecoder(bytes.NewReader([]byte(s))).Decode(&m); err != nil {
+		v, err := decodeTOML(s)
+		if err != nil {
 			return nil, fmt.Errorf("%s: %v", b.Name(), err)
 		}
-		return starValue(m), nil
+		return v, nil
 	}),
 }}
 

@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/BurntSushi/toml"
 	sl "go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
@@ -106,10 +105,15 @@ func (w *World) Attr(name string) (sl.Value, error) {
 		}), nil
 	case "to_toml":
 		return sl.NewBuiltin("to_toml", func(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
-			if err := sl.UnpackPositionalArgs(b.Name(), args, kw, 0); err != nil {
+			absolute := false
+			if err := sl.UnpackArgs(b.Name(), args, kw, "absolute?", &absolute); err != nil {
 				return nil, err
 			}
-			t, err := w.TOML()
+			j, err := w.w.Resolved(absolute)
+			if err != nil {
+				return nil, err
+			}
+			t, err := world.JSONToTOML(j, "world.json")
 			return sl.String(t), err
 		}), nil
 	}
@@ -119,19 +123,6 @@ func (w *World) Attr(name string) (sl.Value, error) {
 		return nil, nil // starlark says "world has no .x field or method"
 	}
 	return v, nil
-}
-
-// TOML is the resolved world as a TOML world file.
-func (w *World) TOML() (string, error) {
-	j, err := w.JSON()
-	if err != nil {
-		return "", err
-	}
-	v, err := fromJSON(j)
-	if err != nil {
-		return "", err
-	}
-	return encodeTOML(v)
 }
 
 // keyName maps a keyword or attribute to a world file key: finally_ is
@@ -324,11 +315,14 @@ func (e *Env) loadConfig(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl
 }
 
 // configSpec is a world file's object as written, so replace merges into
-// what the user wrote (a preset stays a preset). A TOML file, or one the
-// JSON decoder cannot read, gives its resolved form.
+// what the user wrote (a preset stays a preset). A file the decoder
+// cannot read gives its resolved form.
 func configSpec(abs string, w *world.World) (*sl.Dict, error) {
-	if strings.EqualFold(filepath.Ext(abs), ".json") {
-		if data, err := os.ReadFile(abs); err == nil {
+	if data, err := os.ReadFile(abs); err == nil {
+		if strings.EqualFold(filepath.Ext(abs), ".toml") {
+			data, err = world.TOMLToJSON(data, abs)
+		}
+		if err == nil {
 			if v, err := fromJSON(data); err == nil {
 				if d, ok := v.(*sl.Dict); ok {
 					return thaw(d), nil
@@ -357,27 +351,28 @@ func thaw(d *sl.Dict) *sl.Dict {
 	return out
 }
 
-// encodeTOML writes a Starlark value (a dict) as TOML.
+// encodeTOML writes a Starlark dict as TOML, keys in order (tables after
+// the other keys, as TOML requires).
 func encodeTOML(v sl.Value) (string, error) {
-	g, err := goValue(v, "")
+	if _, ok := v.(sl.IterableMapping); !ok {
+		return "", fmt.Errorf("a TOML document is a dict, not a %s", v.Type())
+	}
+	j, err := toJSON(v, "")
 	if err != nil {
 		return "", err
 	}
-	if _, ok := g.(map[string]any); !ok {
-		return "", fmt.Errorf("a TOML document is a dict, not a %s", v.Type())
-	}
-	var b bytes.Buffer
-	if err := toml.NewEncoder(&b).Encode(g); err != nil {
+	t, err := world.JSONToTOML(j, "value")
+	if err != nil {
 		return "", err
 	}
-	return b.String(), nil
+	return string(t), nil
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// decodeTOML reads TOML into dicts that keep the order keys are written in.
+func decodeTOML(s string) (sl.Value, error) {
+	j, err := world.TOMLToJSON([]byte(s), "toml")
+	if err != nil {
+		return nil, err
 	}
-	sort.Strings(keys)
-	return keys
+	return fromJSON(j)
 }
