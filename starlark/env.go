@@ -316,9 +316,15 @@ func LoadWorldWith(path string, o Options, wo world.Options) (*world.World, erro
 	return world.ParseWith(padLines(data, w.line), w.file, w.dir, wo)
 }
 
-// scriptError gives a Starlark error with its traceback.
+// scriptError gives a Starlark error with its traceback, except a world
+// error made at the top level of the script: it names the script's
+// file:line:col already.
 func scriptError(err error) error {
 	var ee *sl.EvalError
+	var le *locatedError
+	if errors.As(err, &ee) && errors.As(err, &le) && len(ee.CallStack) <= 2 {
+		return le
+	}
 	if errors.As(err, &ee) {
 		return errors.New(strings.TrimSuffix(ee.Backtrace(), "\n"))
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/trace"
 	"github.com/seedfall/seedfall/engine/world"
+	"github.com/seedfall/seedfall/starlark"
 )
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
@@ -56,9 +57,14 @@ func worldFlags(fs *flag.FlagSet) *worldArgs {
 	return a
 }
 
-// load reads the world file with its profile and overrides.
+// load reads the world file with its profile and overrides. A .star
+// world is the `world` global of the script.
 func (a *worldArgs) load() (*world.World, error) {
-	return world.LoadWith(*a.cfg, world.Options{Profile: *a.profile, Set: a.sets})
+	o := world.Options{Profile: *a.profile, Set: a.sets}
+	if strings.HasSuffix(*a.cfg, ".star") {
+		return starlark.LoadWorldWith(*a.cfg, starlark.Options{Stdout: os.Stderr}, o)
+	}
+	return world.LoadWith(*a.cfg, o)
 }
 
 // String writes the flags back as a command line, for printed commands.

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/starlark"
+)
+
+func init() {
+	register(command{"script", "[-parallel K] experiment.star [args...]", scriptCmd})
+}
+
+// scriptCmd runs a Starlark script against the workbench builtins. Its
+// print() goes to stdout. Exit status: 0 when the script ends, 1 when it
+// calls fail(...) (it found what it checks for wrong), 2 for any other
+// error.
+func scriptCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("script", stderr)
+	parallel := fs.Int("parallel", runtime.NumCPU(), "default parallelism of shrink and explore in the script")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("name the script to run: seedfall script experiment.star [args...]")
+	}
+	path := fs.Arg(0)
+	ctx := context.Background()
+	progress := func(string) {}
+	if isTerminal(stderr) {
+		progress = func(msg string) { fmt.Fprintf(stderr, "\r\033[K%s...\r\033[K", msg) }
+	}
+	e, err := engine.New(ctx, engine.Options{Progress: progress})
+	if err != nil {
+		return err
+	}
+	defer e.Close(ctx)
+	env := starlark.NewEnv(starlark.Options{Engine: e, Stdout: stdout, Args: fs.Args()[1:], Parallel: *parallel})
+	if _, err := env.ExecFile(path); err != nil {
+		if starlark.Failed(err) {
+			fmt.Fprintln(stderr, starlark.ScriptError(err))
+			return errFailed
+		}
+		return fmt.Errorf("%s", starlark.ScriptError(err))
+	}
+	return nil
+}
