@@ -112,7 +112,14 @@ func (r *REPL) Complete(line string, pos int) (head string, completions []string
 	}
 	if ctx.inString {
 		prefix := left[ctx.stringStart:]
-		return left[:ctx.stringStart], withPrefix(r.nodeNames(), prefix), tail
+		quote := left[ctx.stringStart-1 : ctx.stringStart]
+		for _, n := range withPrefix(r.nodeNames(), prefix) {
+			if !strings.HasPrefix(tail, quote) {
+				n += quote
+			}
+			completions = append(completions, n)
+		}
+		return left[:ctx.stringStart], completions, tail
 	}
 
 	start := len(left)

@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/peterh/liner"
 	sl "go.starlark.net/starlark"
@@ -62,11 +63,12 @@ type REPL struct {
 	thread  *sl.Thread
 	globals sl.StringDict // the predeclared names and the user's
 
-	log      []entry   // what the session did, for :save
-	versions []version // each value r has held
-	past     []int     // versions of r, oldest first; the last is current
-	future   []int     // versions :undo stepped back from, for :redo
-	failed   int       // chunks that ended in an error
+	log      []entry     // what the session did, for :save
+	versions []version   // each value r has held
+	past     []int       // versions of r, oldest first; the last is current
+	future   []int       // versions :undo stepped back from, for :redo
+	failed   int         // chunks that ended in an error
+	running  atomic.Bool // an evaluation is running: Ctrl-C cancels it
 }
 
 // New returns a REPL over o.Env.
@@ -156,6 +158,7 @@ func (r *REPL) Run() error {
 			}
 		}
 		in = &linerReader{st: st, history: r.o.HistoryFile}
+		defer r.catchInterrupts()()
 	} else {
 		sc := bufio.NewScanner(r.o.In)
 		sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -171,8 +174,7 @@ func (r *REPL) Run() error {
 			return nil
 		}
 		if errors.Is(err, errAborted) {
-			fmt.Fprintln(r.o.Out, "^C")
-			continue
+			continue // liner has echoed ^C
 		}
 		if err != nil {
 			return err
@@ -265,7 +267,7 @@ func (r *REPL) exec(f *syntax.File, src, note string) bool {
 	for k, v := range r.globals {
 		before[k] = v
 	}
-	stop := r.catchInterrupt()
+	r.running.Store(true)
 	var (
 		v   sl.Value
 		err error
@@ -276,7 +278,8 @@ func (r *REPL) exec(f *syntax.File, src, note string) bool {
 	} else {
 		err = sl.ExecREPLChunk(f, r.thread, r.globals)
 	}
-	stop()
+	r.running.Store(false)
+	r.thread.Uncancel()
 	changed := false
 	for k, v := range r.globals {
 		if old, ok := before[k]; !ok || !same(old, v) {
@@ -299,27 +302,24 @@ func (r *REPL) exec(f *syntax.File, src, note string) bool {
 	return true
 }
 
-// catchInterrupt turns Ctrl-C during an evaluation into a cancel of the
-// running simulation and of the Starlark thread; the REPL stays.
-func (r *REPL) catchInterrupt() (stop func()) {
-	if !r.o.Terminal {
-		return func() {}
-	}
+// catchInterrupts turns Ctrl-C during an evaluation into a cancel of the
+// running simulation and of the Starlark thread; the REPL stays. At the
+// prompt liner reads Ctrl-C itself, but a terminal too narrow for line
+// editing sends SIGINT there too, which must not end the session either.
+func (r *REPL) catchInterrupts() (stop func()) {
 	sig := make(chan os.Signal, 1)
-	done := make(chan struct{})
 	signal.Notify(sig, os.Interrupt)
 	go func() {
-		select {
-		case <-sig:
-			r.o.Env.Cancel()
-			r.thread.Cancel("interrupted")
-		case <-done:
+		for range sig {
+			if r.running.Load() {
+				r.o.Env.Cancel()
+				r.thread.Cancel("interrupted")
+			}
 		}
 	}()
 	return func() {
 		signal.Stop(sig)
-		close(done)
-		r.thread.Uncancel()
+		close(sig)
 	}
 }
 

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	sl "go.starlark.net/starlark"
 )
@@ -178,7 +180,7 @@ func TestUndoRedoSave(t *testing.T) {
 	if digests[8] != digests[4] || digests[9] != digests[5] {
 		t.Errorf(":undo/:redo digests %v", digests)
 	}
-	if !strings.Contains(out.String(), "# undo: r is again the value of r = run(w, seed=1)\n") {
+	if !strings.Contains(out.String(), "# undo :rm 1: r is its value before that again\n") || !strings.Contains(out.String(), "# redo :shift 2 +10ms\n") {
 		t.Errorf("undo did not say what r is:\n%s", out)
 	}
 	runs := env.runs
@@ -289,8 +291,8 @@ func TestComplete(t *testing.T) {
 		{"replay(r, schedule=r.schedule.remove(", "replay(r, schedule=r.schedule.remove(", "", []string{"fault", "json", "load_config", "probe", "r", "replay", "run", "w", "world"}},
 		{"probe(b", "probe(", "", []string{"budget="}},
 		{"r.schedule.shift(1, b", "r.schedule.shift(1, ", "", []string{"by="}},
-		{"x = 'se", "x = '", "", []string{"server"}},
-		{`run(w, seed=1).logs(node="`, `run(w, seed=1).logs(node="`, "", []string{"server"}},
+		{"x = 'se", "x = '", "", []string{"server'"}},
+		{`run(w, seed=1).logs(node="`, `run(w, seed=1).logs(node="`, "", []string{`server"`}},
 		{"# r.", "# r.", "", nil},
 		{":sh", ":", "", []string{"shift", "shrink"}},
 		{":help lo", ":help ", "", []string{"load_config"}},
@@ -301,6 +303,10 @@ func TestComplete(t *testing.T) {
 		if head != tt.head || tail != tt.tail || !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("Complete(%q) = %q, %q, %q; want %q, %q, %q", tt.line, head, got, tail, tt.head, tt.want, tt.tail)
 		}
+	}
+	// A closing quote already there is not doubled.
+	if _, got, _ := r.Complete(`r.logs(node="s")`, 14); !reflect.DeepEqual(got, []string{"server"}) {
+		t.Errorf("before a closing quote: %q", got)
 	}
 	// Completing in the middle of a line keeps what follows.
 	if head, got, tail := r.Complete("rep(r)", 3); head != "" || !reflect.DeepEqual(got, []string{"replay"}) || tail != "(r)" {
@@ -325,5 +331,32 @@ func TestHelp(t *testing.T) {
 	r.Eval(":help :run")
 	if !strings.HasPrefix(out.String(), ":run [SEED]") {
 		t.Errorf(":help :run: %q", out)
+	}
+}
+
+// Ctrl-C (SIGINT) during an evaluation stops it and cancels the run in
+// progress; the REPL then evaluates the next input as usual.
+func TestInterrupt(t *testing.T) {
+	r, env, out, errs := newTest(t, "")
+	stop := r.catchInterrupts()
+	defer stop()
+	done := make(chan bool)
+	go func() { done <- r.Eval("while True: pass") }()
+	for {
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		select {
+		case ok := <-done:
+			if ok {
+				t.Fatal("the loop ended without an error")
+			}
+			if !strings.Contains(errs.String(), "interrupted") || env.cancels == 0 {
+				t.Errorf("errors %q, %d cancels", errs, env.cancels)
+			}
+			if !r.Eval("1 + 1") || !strings.HasSuffix(out.String(), "2\n") {
+				t.Errorf("after the interrupt: %q %q", out, errs)
+			}
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }

@@ -55,6 +55,7 @@ func (r *REPL) undo() error {
 	cur := r.past[len(r.past)-1]
 	r.past = r.past[:len(r.past)-1]
 	r.future = append(r.future, cur)
+	fmt.Fprintf(r.o.Out, "# undo %s: r is its value before that again\n", r.describe(cur))
 	r.restore(r.past[len(r.past)-1], ":undo")
 	return nil
 }
@@ -66,17 +67,26 @@ func (r *REPL) redo() error {
 	v := r.future[len(r.future)-1]
 	r.future = r.future[:len(r.future)-1]
 	r.past = append(r.past, v)
+	fmt.Fprintf(r.o.Out, "# redo %s\n", r.describe(v))
 	r.restore(v, ":redo")
 	return nil
 }
 
+// describe names the input that gave r a version: its ':' command, or its
+// statement.
+func (r *REPL) describe(id int) string {
+	i := r.versions[id].entry
+	if i < 0 {
+		return "the start"
+	}
+	if e := r.log[i]; e.note != "" {
+		return e.note
+	}
+	return firstLine(r.log[i].src)
+}
+
 func (r *REPL) restore(id int, note string) {
 	v := r.versions[id]
-	what := "the start"
-	if v.entry >= 0 {
-		what = firstLine(r.log[v.entry].src)
-	}
-	fmt.Fprintf(r.o.Out, "# %s: r is again the value of %s\n", strings.TrimPrefix(note, ":"), what)
 	r.globals["r"] = v.val
 	r.log = append(r.log, entry{kind: restoreEntry, note: note, version: id})
 	fmt.Fprintln(r.o.Out, v.val)
