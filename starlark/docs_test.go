@@ -1,0 +1,91 @@
+package starlark
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sl "go.starlark.net/starlark"
+)
+
+// TestWorkbenchDoc runs the ```star blocks of docs/workbench.md, in order,
+// as one script whose lines are the document's, from a copy of docs/ next
+// to a copy of the examples it uses, so what it writes stays out of the
+// tree.
+func TestWorkbenchDoc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the examples")
+	}
+	data, err := os.ReadFile("../docs/workbench.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, blocks := starBlocks(string(data))
+	if blocks < 5 {
+		t.Fatalf("docs/workbench.md has %d star blocks; the test expects the examples there", blocks)
+	}
+	root := t.TempDir()
+	examples, err := filepath.Abs("../examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The examples the document runs, copied: the builder wants real
+	// directories, not a link.
+	for _, dir := range []string{"kvlog", "kvclient"} {
+		if err := os.CopyFS(filepath.Join(root, "examples", dir), os.DirFS(filepath.Join(examples, dir))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mod, err := os.ReadFile(filepath.Join(examples, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "examples", "go.mod"), mod, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join(root, "docs", "workbench.md")
+	if err := os.MkdirAll(filepath.Dir(doc), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(doc, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	env := NewEnv(Options{Engine: testEngine(t), Stdout: &out, Parallel: 4})
+	if _, err := sl.ExecFileOptions(FileOptions, env.NewThread("doc"), doc, src, env.Predeclared()); err != nil {
+		t.Fatalf("docs/workbench.md: %s\noutput so far:\n%s", ScriptError(err), out.String())
+	}
+	for _, want := range []string{"20s 1 server", "False workload client True", "True True", "crash server True", "5ms", "500ms True", "False True True"} {
+		if !strings.Contains(out.String(), want+"\n") {
+			t.Errorf("the examples' output has no line ending %q; the comments in the document say it does:\n%s", want, out.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "docs", "out", "rates.csv")); err != nil {
+		t.Errorf("the table example wrote no CSV: %v", err)
+	}
+}
+
+// starBlocks returns the ```star blocks of a markdown text as one script,
+// every other line blank, so errors name the document's lines.
+func starBlocks(md string) (string, int) {
+	var b strings.Builder
+	in, n := false, 0
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case !in && strings.TrimSpace(line) == "```star":
+			in = true
+			n++
+			b.WriteString("\n")
+		case in && strings.TrimSpace(line) == "```":
+			in = false
+			b.WriteString("\n")
+		case in:
+			b.WriteString(line + "\n")
+		default:
+			b.WriteString("\n")
+		}
+	}
+	return b.String(), n
+}
