@@ -324,11 +324,15 @@ func (e *Env) RunValue(ctx context.Context, w *World, seed uint64, sch *faults.S
 		}
 		return nil, err
 	}
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
 	res, err := p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: sch})
+	if ctx.Err() != nil {
+		// Whatever the run says, it may have been cut short.
+		return nil, ErrInterrupted
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ErrInterrupted
-		}
 		return nil, err
 	}
 	return &Run{World: w, Seed: seed, Given: sch, Result: res, env: e}, nil
