@@ -19,30 +19,23 @@ func init() {
 func causeCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("cause", stderr)
 	cfg := worldFlags(fs)
-	seed := fs.Uint64("seed", 0, "the failing seed")
-	faultsFile := fs.String("faults", "", "the schedule to apply (default: .seedfall/seed-N.faults.json next to the config, if it exists)")
+	sa := seedFlags(fs, "explain")
 	moments := fs.Int("moments", 16, "moments to fork the run at, evenly spread, before refining")
 	branches := fs.Int("branches", 8, "forks per moment")
 	parallel := fs.Int("parallel", 2, "runs at once")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if !flagSet(fs, "seed") {
-		return fmt.Errorf("say which failing seed to explain: -seed N")
-	}
 	if *moments < 2 || *branches < 1 || *parallel < 1 {
 		return fmt.Errorf("-moments must be at least 2, -branches and -parallel at least 1")
 	}
 	ctx := context.Background()
-	s, err := open(ctx, cfg, stderr)
+	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	sch, from, err := s.loadSchedule(*faultsFile, *seed)
-	if err != nil {
-		return err
-	}
+	seed := sa.seed
 	opt := cause.Options{Moments: *moments, Branches: *branches, Parallel: *parallel}
 	if isTerminal(stderr) {
 		opt.Progress = func(done, total int) { fmt.Fprintf(stderr, "\r\033[Kforking: %d of about %d runs", done, total) }

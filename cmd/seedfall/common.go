@@ -318,3 +318,43 @@ func plural(n int, what string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
+
+// seedArgs are the flags of a command about one seed's run: -seed, and
+// -faults for the schedule to apply.
+type seedArgs struct {
+	fs     *flag.FlagSet
+	verb   string // "replay", "debug": for the message when -seed is missing
+	seed   *uint64
+	faults *string
+}
+
+func seedFlags(fs *flag.FlagSet, verb string) *seedArgs {
+	return &seedArgs{fs: fs, verb: verb,
+		seed:   fs.Uint64("seed", 0, "the seed to "+verb),
+		faults: fs.String("faults", "", "the schedule to apply (default: .seedfall/seed-N.faults.json next to the config, if it exists)")}
+}
+
+// open checks that -seed was given, opens the world, and reads the
+// schedule to apply: nil means the seed's own faults, from names the file.
+func (a *seedArgs) open(ctx context.Context, wa *worldArgs, stderr io.Writer) (s *session, sch *faults.Schedule, from string, err error) {
+	if !flagSet(a.fs, "seed") {
+		return nil, nil, "", fmt.Errorf("say which seed to %s: -seed N", a.verb)
+	}
+	if s, err = open(ctx, wa, stderr); err != nil {
+		return nil, nil, "", err
+	}
+	if sch, from, err = s.loadSchedule(*a.faults, *a.seed); err != nil {
+		s.close()
+		return nil, nil, "", err
+	}
+	return s, sch, from, nil
+}
+
+// printSource says where a run's faults come from.
+func printSource(w io.Writer, seed uint64, sch *faults.Schedule, from string) {
+	if from != "" {
+		fmt.Fprintf(w, "seed %d, %s from %s\n", seed, plural(len(sch.Faults), "fault"), from)
+	} else {
+		fmt.Fprintf(w, "seed %d, faults drawn from the seed\n", seed)
+	}
+}

@@ -20,37 +20,25 @@ func init() {
 func debugCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("debug", stderr)
 	cfg := worldFlags(fs)
-	seed := fs.Uint64("seed", 0, "the seed to debug")
 	at := fs.Duration("at", 0, "the virtual time to stop at, such as 1.5s")
-	faultsFile := fs.String("faults", "", "the schedule to apply (default: .seedfall/seed-N.faults.json next to the config, if it exists)")
+	sa := seedFlags(fs, "debug")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if !flagSet(fs, "seed") {
-		return fmt.Errorf("say which seed to debug: -seed N")
 	}
 	if !flagSet(fs, "at") || *at <= 0 {
 		return fmt.Errorf("say when to stop: -at T, a virtual time above 0 such as 1.5s (the failure's time is in `seedfall replay`)")
 	}
 	ctx := context.Background()
-	s, err := open(ctx, cfg, stderr)
+	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	sch, from, err := s.loadSchedule(*faultsFile, *seed)
+	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *sa.seed, Schedule: sch, StopAt: *at, State: true})
 	if err != nil {
 		return err
 	}
-	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch, StopAt: *at, State: true})
-	if err != nil {
-		return err
-	}
-	if from != "" {
-		fmt.Fprintf(stdout, "seed %d, %s from %s\n", *seed, plural(len(sch.Faults), "fault"), from)
-	} else {
-		fmt.Fprintf(stdout, "seed %d, faults drawn from the seed\n", *seed)
-	}
+	printSource(stdout, *sa.seed, sch, from)
 	st := res.State
 	if !strings.HasPrefix(res.Reason, "stopped at") {
 		fmt.Fprintf(stdout, "the run ended before %v: ", *at)

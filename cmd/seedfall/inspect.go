@@ -17,25 +17,22 @@ import (
 func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("inspect", stderr)
 	cfg := worldFlags(fs)
-	seed := fs.Uint64("seed", 0, "the seed to inspect")
 	node := fs.String("node", "", "show only this program's disk")
 	at := fs.Duration("at", 0, "stop the run at this virtual time and show the disks then (default: the end of the run)")
-	faultsFile := fs.String("faults", "", "the schedule to apply (default: .seedfall/seed-N.faults.json next to the config, if it exists)")
+	sa := seedFlags(fs, "inspect")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if !flagSet(fs, "seed") {
-		return fmt.Errorf("say which seed to inspect: -seed N")
 	}
 	if *at < 0 {
 		return fmt.Errorf("-at %v is negative: give a virtual time such as 1.5s", *at)
 	}
 	ctx := context.Background()
-	s, err := open(ctx, cfg, stderr)
+	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
 	defer s.close()
+	seed := sa.seed
 	if *node != "" && s.w.Program(*node) == nil {
 		var names []string
 		for _, p := range s.w.Programs() {
@@ -43,19 +40,11 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("-node %q is not in %s (it has %s)", *node, s.cfg, strings.Join(names, ", "))
 	}
-	sch, from, err := s.loadSchedule(*faultsFile, *seed)
-	if err != nil {
-		return err
-	}
 	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch, StopAt: *at, KeepDisks: true})
 	if err != nil {
 		return err
 	}
-	if from != "" {
-		fmt.Fprintf(stdout, "seed %d, %s from %s\n", *seed, plural(len(sch.Faults), "fault"), from)
-	} else {
-		fmt.Fprintf(stdout, "seed %d, faults drawn from the seed\n", *seed)
-	}
+	printSource(stdout, *seed, sch, from)
 	s.printVerdict(stdout, res, "")
 	for _, nd := range res.Disks {
 		if *node == "" || nd.Node == *node {

@@ -12,17 +12,13 @@ import (
 func logsCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("logs", stderr)
 	cfg := worldFlags(fs)
-	seed := fs.Uint64("seed", 0, "the seed whose run to print")
 	node := fs.String("node", "", "print only this program's lines")
-	faultsFile := fs.String("faults", "", "the schedule to apply (default: .seedfall/seed-N.faults.json next to the config, if it exists)")
+	sa := seedFlags(fs, "print the logs of")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if !flagSet(fs, "seed") {
-		return fmt.Errorf("say which seed's logs to print: -seed N")
-	}
 	ctx := context.Background()
-	s, err := open(ctx, cfg, stderr)
+	s, sch, _, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
@@ -34,11 +30,7 @@ func logsCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("-node %q: no such program in %s (it has %v)", *node, s.cfg, names)
 	}
-	sch, _, err := s.loadSchedule(*faultsFile, *seed)
-	if err != nil {
-		return err
-	}
-	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch})
+	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *sa.seed, Schedule: sch})
 	if err != nil {
 		return err
 	}

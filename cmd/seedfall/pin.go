@@ -29,34 +29,27 @@ var pinName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 func pinCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("pin", stderr)
 	cfg := worldFlags(fs)
-	seed := fs.Uint64("seed", 0, "the failing seed to pin")
 	name := fs.String("name", "", "the regression's name (default: seed-N)")
-	faultsFile := fs.String("faults", "", "the schedule to pin (default: .seedfall/seed-N.faults.json next to the config, if it exists, else the seed's own faults)")
+	sa := seedFlags(fs, "pin")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if !flagSet(fs, "seed") {
-		return fmt.Errorf("say which failing seed to pin: -seed N")
-	}
 	if *name == "" {
-		*name = fmt.Sprintf("seed-%d", *seed)
+		*name = fmt.Sprintf("seed-%d", *sa.seed)
 	}
 	if !pinName.MatchString(*name) {
 		return fmt.Errorf("-name %q: use letters, digits, '.', '_' and '-', such as lost-ack-after-crash", *name)
 	}
 	ctx := context.Background()
-	s, err := open(ctx, cfg, stderr)
+	s, sch, _, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
 	defer s.close()
+	seed := sa.seed
 	path := filepath.Join(s.w.Dir, regressionsDir, *name+".faults.json")
 	if _, err := os.Stat(path); err == nil {
 		return fmt.Errorf("%s already exists; choose another -name, or remove it first", displayPath(path))
-	}
-	sch, _, err := s.loadSchedule(*faultsFile, *seed)
-	if err != nil {
-		return err
 	}
 	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch})
 	if err != nil {

@@ -11,25 +11,18 @@ import (
 func replayCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("replay", stderr)
 	cfg := worldFlags(fs)
-	seed := fs.Uint64("seed", 0, "the seed to replay")
-	faultsFile := fs.String("faults", "", "the schedule to apply (default: .seedfall/seed-N.faults.json next to the config, if it exists)")
+	sa := seedFlags(fs, "replay")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if !flagSet(fs, "seed") {
-		return fmt.Errorf("say which seed to replay: -seed N")
-	}
 	ctx := context.Background()
-	s, err := open(ctx, cfg, stderr)
+	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	sch, from, err := s.loadSchedule(*faultsFile, *seed)
-	if err != nil {
-		return err
-	}
+	seed := sa.seed
 	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch})
 	if err != nil {
 		return err
@@ -37,11 +30,7 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		writeJSON(stdout, res, from)
 	} else {
-		if from != "" {
-			fmt.Fprintf(stdout, "seed %d, %s from %s\n", *seed, plural(len(sch.Faults), "fault"), from)
-		} else {
-			fmt.Fprintf(stdout, "seed %d, faults drawn from the seed\n", *seed)
-		}
+		printSource(stdout, *seed, sch, from)
 		for i, f := range res.Schedule.Faults {
 			fmt.Fprintf(stdout, "  %-3d %s\n", i+1, f)
 		}
