@@ -46,8 +46,19 @@ func (e *Env) builtins() sl.StringDict {
 		"time":        timeModule,
 		"struct":      sl.NewBuiltin("struct", starlarkstruct.Make),
 	}
+	for name, mk := range more {
+		d[name] = mk(e)
+	}
 	return d
 }
+
+// more are builtins other files of the package add from their init
+// functions (explore.go), each made per Env.
+var more = map[string]func(e *Env) sl.Value{}
+
+// registerBuiltin adds a predeclared name to every Env; call it from an
+// init function.
+func registerBuiltin(name string, mk func(e *Env) sl.Value) { more[name] = mk }
 
 // AddBuiltin adds a predeclared name, for builtins defined outside this
 // package (explore). Call it before running any script.
