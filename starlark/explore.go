@@ -1,0 +1,805 @@
+package starlark
+
+// explore(w, strategy=..., seeds=..., budget=..., parallel=...) runs a
+// search strategy written in Starlark. A strategy is a function of one
+// argument, an explore context (ctx), that decides which runs to make:
+// ctx.run, ctx.run_many (in parallel, results in input order), ctx.branch.
+// The context counts runs against the budget and keeps every failing run;
+// when the budget is spent, the next run ends the strategy, and explore
+// returns what it found.
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	sl "go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/world"
+)
+
+// Budget bounds an exploration: a number of runs, which keeps the result
+// the same from one exploration to the next, or wall time, which does not
+// (how many runs fit depends on the machine).
+type Budget struct {
+	Runs int           // > 0: at most this many runs
+	Time time.Duration // > 0: start no run after this much wall time
+}
+
+func (b Budget) String() string {
+	if b.Runs > 0 {
+		return fmt.Sprintf("%d runs", b.Runs)
+	}
+	return b.Time.String()
+}
+
+// DefaultBudget is explore's budget when none is given.
+var DefaultBudget = Budget{Runs: 1000}
+
+// ParseBudget reads a budget: "500" or "500 runs" is a run count, "10m" or
+// "90s" wall time.
+func ParseBudget(s string) (Budget, error) {
+	t := strings.TrimSpace(s)
+	t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSuffix(t, "runs"), "run"))
+	if n, err := strconv.Atoi(t); err == nil {
+		if n < 1 {
+			return Budget{}, fmt.Errorf("budget %q: a run count is at least 1", s)
+		}
+		return Budget{Runs: n}, nil
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil || d <= 0 {
+		return Budget{}, fmt.Errorf("budget %q is neither a run count like 500 nor a wall time like \"10m\"", s)
+	}
+	return Budget{Time: d}, nil
+}
+
+// budgetOf reads explore's budget= argument: an int of runs, or a wall
+// time as a string or duration.
+func budgetOf(v sl.Value) (Budget, error) {
+	switch x := v.(type) {
+	case sl.NoneType:
+		return DefaultBudget, nil
+	case sl.Int:
+		n, ok := x.Int64()
+		if !ok || n < 1 || n > 1<<31 {
+			return Budget{}, fmt.Errorf("budget %v: a run count is an int from 1", x)
+		}
+		return Budget{Runs: int(n)}, nil
+	case sl.String:
+		return ParseBudget(string(x))
+	case Duration:
+		if x <= 0 {
+			return Budget{}, fmt.Errorf("budget %v: a wall time is positive", time.Duration(x))
+		}
+		return Budget{Time: time.Duration(x)}, nil
+	}
+	return Budget{}, fmt.Errorf("budget is a %s; give a run count (an int, deterministic) or a wall time like \"10m\"", v.Type())
+}
+
+// ExploreOptions configure Explore.
+type ExploreOptions struct {
+	Seeds    []uint64 // the seeds a strategy draws from (ctx.seeds); nil: 1 to 1000
+	Budget   Budget   // zero: DefaultBudget
+	Parallel int      // runs at once in run_many; below 1: the Env's
+	// Progress, when not nil, is called after every run or batch of runs,
+	// on the strategy's goroutine.
+	Progress func(ExploreProgress)
+	// Name names the strategy in errors (default: the function's name).
+	Name string
+}
+
+// ExploreProgress is how far an exploration is.
+type ExploreProgress struct {
+	Runs     int
+	Failures int
+	Elapsed  time.Duration
+	Budget   Budget
+}
+
+// Exploration is what explore found: a Starlark value.
+type Exploration struct {
+	World     *World
+	Strategy  string
+	Runs      int    // runs made
+	Failures  []*Run // failing runs, distinct by digest, in the order found
+	Found     []*Run // runs the strategy reported with ctx.found
+	Value     sl.Value
+	StoppedBy string // "budget" (spent), "strategy" (it returned with budget left) or "interrupted"
+	Budget    Budget
+}
+
+var _ sl.HasAttrs = (*Exploration)(nil)
+
+func (x *Exploration) String() string {
+	var seeds []string
+	for _, r := range x.Failures {
+		s := strconv.FormatUint(r.Seed, 10)
+		if len(r.Result.Schedule.Branches) > 0 {
+			s += "+branch"
+		}
+		seeds = append(seeds, s)
+	}
+	out := fmt.Sprintf("<exploration %s: %s, %s", x.Strategy, countOf(x.Runs, "run"), countOf(len(x.Failures), "failure"))
+	if len(seeds) > 0 {
+		const most = 8
+		if len(seeds) > most {
+			seeds = append(seeds[:most], "...")
+		}
+		out += " (seeds " + strings.Join(seeds, ", ") + ")"
+	}
+	return out + ">"
+}
+
+func (x *Exploration) Type() string   { return "exploration" }
+func (x *Exploration) Freeze()        {}
+func (x *Exploration) Truth() sl.Bool { return sl.Bool(len(x.Failures) > 0) }
+func (x *Exploration) Hash() (uint32, error) {
+	return 0, fmt.Errorf("unhashable: exploration")
+}
+
+func (x *Exploration) AttrNames() []string {
+	return []string{"best", "budget", "failures", "found", "runs", "stopped_by", "strategy", "value", "world"}
+}
+
+func (x *Exploration) Attr(name string) (sl.Value, error) {
+	switch name {
+	case "failures":
+		return runList(x.Failures), nil
+	case "found":
+		return runList(x.Found), nil
+	case "runs":
+		return sl.MakeInt(x.Runs), nil
+	case "best":
+		if b := x.Best(); b != nil {
+			return b, nil
+		}
+		return sl.None, nil
+	case "value":
+		if x.Value == nil {
+			return sl.None, nil
+		}
+		return x.Value, nil
+	case "stopped_by":
+		return sl.String(x.StoppedBy), nil
+	case "strategy":
+		return sl.String(x.Strategy), nil
+	case "budget":
+		if x.Budget.Runs > 0 {
+			return sl.MakeInt(x.Budget.Runs), nil
+		}
+		return Duration(x.Budget.Time), nil
+	case "world":
+		return x.World, nil
+	}
+	return nil, nil
+}
+
+// Best is the failure to look at first: the fewest faults, then the
+// fewest branches, then the earliest end; ties go to the first found.
+func (x *Exploration) Best() *Run {
+	var best *Run
+	key := func(r *Run) []int64 {
+		s := r.Result.Schedule
+		return []int64{int64(len(s.Faults)), int64(len(s.Branches)), r.Result.SimNs}
+	}
+	for _, r := range x.Failures {
+		if best == nil || slices.Compare(key(r), key(best)) < 0 {
+			best = r
+		}
+	}
+	return best
+}
+
+func runList(rs []*Run) *sl.List {
+	l := make([]sl.Value, len(rs))
+	for i, r := range rs {
+		l[i] = r
+	}
+	v := sl.NewList(l)
+	v.Freeze()
+	return v
+}
+
+// errBudget ends a strategy when its budget is spent: every ctx.run after
+// that fails with it, and explore returns normally.
+var errBudget = errors.New("the exploration's budget is spent")
+
+// exploreCtx is the strategy's ctx.
+type exploreCtx struct {
+	env      *Env
+	world    *World
+	seeds    sl.Value
+	parallel int
+	budget   Budget
+	start    time.Time
+	progress func(ExploreProgress)
+
+	runs     int
+	failures []*Run
+	seen     map[string]bool // failing digests
+	found    []*Run
+	stopped  string // why the strategy was stopped, "" while it runs
+}
+
+var _ sl.HasAttrs = (*exploreCtx)(nil)
+
+func (c *exploreCtx) String() string {
+	return fmt.Sprintf("<explore context: %s of %s, %s>", countOf(c.runs, "run"), c.budget, countOf(len(c.failures), "failure"))
+}
+func (c *exploreCtx) Type() string          { return "explore_context" }
+func (c *exploreCtx) Freeze()               {}
+func (c *exploreCtx) Truth() sl.Bool        { return sl.True }
+func (c *exploreCtx) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: explore_context") }
+
+func (c *exploreCtx) AttrNames() []string {
+	return []string{"branch", "branch_schedule", "failures", "found", "parallel", "remaining", "run", "run_many", "runs", "seeds", "world"}
+}
+
+func (c *exploreCtx) Attr(name string) (sl.Value, error) {
+	switch name {
+	case "world":
+		return c.world, nil
+	case "seeds":
+		return c.seeds, nil
+	case "parallel":
+		return sl.MakeInt(c.parallel), nil
+	case "runs":
+		return sl.MakeInt(c.runs), nil
+	case "failures":
+		return runList(c.failures), nil
+	case "remaining":
+		return sl.NewBuiltin("remaining", c.remaining), nil
+	case "run":
+		return sl.NewBuiltin("run", c.run), nil
+	case "run_many":
+		return sl.NewBuiltin("run_many", c.runMany), nil
+	case "branch":
+		return sl.NewBuiltin("branch", c.branch), nil
+	case "branch_schedule":
+		return sl.NewBuiltin("branch_schedule", c.branchSchedule), nil
+	case "found":
+		return sl.NewBuiltin("found", c.foundFn), nil
+	}
+	return nil, nil
+}
+
+// left is how many more runs may start now: the run count left, or, for
+// wall time, n when time is left and 0 when not.
+func (c *exploreCtx) left(n int) int {
+	if c.budget.Runs > 0 {
+		return min(n, c.budget.Runs-c.runs)
+	}
+	if time.Since(c.start) >= c.budget.Time {
+		return 0
+	}
+	return n
+}
+
+// remaining() is the budget left: an int of runs, or a duration of wall
+// time; either is false once spent, so `while ctx.remaining():` works.
+func (c *exploreCtx) remaining(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
+	if err := sl.UnpackPositionalArgs(b.Name(), args, kw, 0); err != nil {
+		return nil, err
+	}
+	if c.budget.Runs > 0 {
+		return sl.MakeInt(c.budget.Runs - c.runs), nil
+	}
+	return Duration(max(0, c.budget.Time-time.Since(c.start))), nil
+}
+
+// job is one run to make.
+type job struct {
+	w    *World
+	seed uint64
+	sch  *faults.Schedule
+}
+
+// jobOf reads a run_many item: a seed, a schedule (its seed), or a dict
+// with seed, schedule and world.
+func (c *exploreCtx) jobOf(v sl.Value) (job, error) {
+	j := job{w: c.world}
+	switch x := v.(type) {
+	case sl.Int:
+		n, err := seedOf(x)
+		j.seed = n
+		return j, err
+	case *Schedule:
+		j.sch, j.seed = x.S, x.S.Seed
+		return j, nil
+	case sl.IterableMapping:
+		seed, sch, w := sl.Value(sl.None), sl.Value(sl.None), sl.Value(sl.None)
+		for _, kv := range x.Items() {
+			k, _ := sl.AsString(kv[0])
+			switch k {
+			case "seed":
+				seed = kv[1]
+			case "schedule":
+				sch = kv[1]
+			case "world":
+				w = kv[1]
+			default:
+				return j, fmt.Errorf("unknown key %q; a run is a dict of seed, schedule and world", k)
+			}
+		}
+		return c.jobFrom(seed, sch, w)
+	}
+	return j, fmt.Errorf("got a %s; give a seed, a schedule, or a dict(seed=, schedule=, world=)", v.Type())
+}
+
+// jobFrom reads ctx.run's arguments.
+func (c *exploreCtx) jobFrom(seed, schV, wV sl.Value) (job, error) {
+	j := job{w: c.world}
+	if wV != sl.None {
+		w, ok := wV.(*World)
+		if !ok {
+			return j, fmt.Errorf("world is a %s, not a world", wV.Type())
+		}
+		j.w = w
+	}
+	if schV != sl.None {
+		s, err := toSchedule(schV)
+		if err != nil {
+			return j, fmt.Errorf("schedule: %v", err)
+		}
+		j.sch, j.seed = s, s.Seed
+	}
+	if seed != sl.None {
+		n, err := seedOf(seed)
+		if err != nil {
+			return j, err
+		}
+		j.seed = n
+	} else if j.sch == nil {
+		return j, fmt.Errorf("say which seed to run: seed=N, or a schedule=")
+	}
+	return j, nil
+}
+
+// runJobs runs jobs, up to parallel at once, and returns the runs of the
+// prefix the budget allowed, in input order, recording failures in that
+// order so that the result does not depend on which run ended first.
+func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
+	if c.left(1) == 0 {
+		c.stopped = "budget"
+		return nil, errBudget
+	}
+	n := c.left(len(jobs))
+	out := make([]*Run, n)
+	errs := make([]error, n)
+	ctx := c.env.Context()
+	// Items are taken in order, and none once the wall time is spent, so
+	// the runs made are always a prefix of the items.
+	var mu sync.Mutex
+	next := 0
+	take := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= n || (c.budget.Time > 0 && time.Since(c.start) >= c.budget.Time) {
+			return -1
+		}
+		next++
+		return next - 1
+	}
+	var wg sync.WaitGroup
+	for range min(c.parallel, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := take(); i >= 0; i = take() {
+				out[i], errs[i] = c.env.RunValue(ctx, jobs[i].w, jobs[i].seed, jobs[i].sch)
+			}
+		}()
+	}
+	wg.Wait()
+	done := next
+	out, errs = out[:done], errs[:done]
+	c.runs += done
+	for i, err := range errs {
+		if errors.Is(err, ErrInterrupted) {
+			c.stopped = "interrupted"
+			return nil, ErrInterrupted
+		}
+		if err != nil {
+			what := fmt.Sprintf("seed %d", jobs[i].seed)
+			if len(jobs) > 1 {
+				what = fmt.Sprintf("item %d (seed %d)", i, jobs[i].seed)
+			}
+			return nil, fmt.Errorf("%s: %s: %w", fn, what, err)
+		}
+	}
+	for _, r := range out {
+		if !r.Result.Passed && !c.seen[r.Result.Digest] {
+			c.seen[r.Result.Digest] = true
+			c.failures = append(c.failures, r)
+		}
+	}
+	if c.progress != nil {
+		c.progress(ExploreProgress{Runs: c.runs, Failures: len(c.failures), Elapsed: time.Since(c.start), Budget: c.budget})
+	}
+	if done < len(jobs) {
+		c.stopped = "budget"
+		return nil, errBudget
+	}
+	return out, nil
+}
+
+// run(seed=None, schedule=None, world=None) makes one run: of ctx.world
+// unless world= names another, with the seed's own faults or the schedule.
+func (c *exploreCtx) run(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
+	seed, sch, w := sl.Value(sl.None), sl.Value(sl.None), sl.Value(sl.None)
+	if err := sl.UnpackArgs(b.Name(), args, kw, "seed?", &seed, "schedule?", &sch, "world?", &w); err != nil {
+		return nil, err
+	}
+	j, err := c.jobFrom(seed, sch, w)
+	if err != nil {
+		return nil, fmt.Errorf("run: %v", err)
+	}
+	rs, err := c.runJobs("run", []job{j})
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
+// run_many(items) makes a run of each item (a seed, a schedule, or a dict
+// of seed, schedule and world), ctx.parallel at a time, and returns them in
+// the items' order. When the budget cannot take them all, the ones that fit
+// are made and counted, and the strategy ends.
+func (c *exploreCtx) runMany(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
+	var items sl.Iterable
+	if err := sl.UnpackPositionalArgs(b.Name(), args, kw, 1, &items); err != nil {
+		return nil, err
+	}
+	var jobs []job
+	it := items.Iterate()
+	defer it.Done()
+	var v sl.Value
+	for i := 0; it.Next(&v); i++ {
+		j, err := c.jobOf(v)
+		if err != nil {
+			return nil, fmt.Errorf("run_many: item %d: %v", i, err)
+		}
+		jobs = append(jobs, j)
+	}
+	if len(jobs) == 0 {
+		return sl.NewList(nil), nil
+	}
+	rs, err := c.runJobs("run_many", jobs)
+	if err != nil {
+		return nil, err
+	}
+	return runList(rs), nil
+}
+
+// branchOf is r's schedule with one more branch: from the first step at or
+// after at, the stream (every stream when "") draws from a seed re-keyed
+// with key. The rules are branch()'s.
+func branchOf(fn string, r *Run, streamV sl.Value, at durationArg, key int) (*faults.Schedule, error) {
+	stream := ""
+	if streamV != sl.None {
+		s, ok := sl.AsString(streamV)
+		if !ok {
+			return nil, fmt.Errorf("%s: stream is a %s; name one of %s, or None for all", fn, streamV.Type(), strings.Join(faults.BranchStreams, ", "))
+		}
+		stream = s
+	}
+	if stream != "" && !slices.Contains(faults.BranchStreams, stream) {
+		hint := ""
+		if s := world.Suggest(stream, faults.BranchStreams); s != "" {
+			hint = fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		return nil, fmt.Errorf("%s: %q is not a stream%s; name one of %s, or None for all", fn, stream, hint, strings.Join(faults.BranchStreams, ", "))
+	}
+	if key < 0 {
+		return nil, fmt.Errorf("%s: key %d is negative; keys are ints from 0", fn, key)
+	}
+	if at < 0 {
+		return nil, fmt.Errorf("%s: at %v is negative", fn, time.Duration(at))
+	}
+	sch := r.Schedule()
+	if n := len(sch.Branches); n > 0 && time.Duration(at) < sch.Branches[n-1].At {
+		return nil, fmt.Errorf("%s: at %v is before the run's last branch at %v: branches must not go back in time", fn, time.Duration(at), sch.Branches[n-1].At)
+	}
+	if end := sch.Duration; end > 0 && time.Duration(at) > end {
+		return nil, fmt.Errorf("%s: at %v is after the end of the run at %v", fn, time.Duration(at), end)
+	}
+	sch.Seed = r.Seed
+	sch.Branches = append(slices.Clone(sch.Branches), faults.Branch{At: time.Duration(at), Key: uint64(key), Stream: stream})
+	sch.ShrunkFrom, sch.ShrinkRuns = 0, 0
+	return sch, nil
+}
+
+func unpackBranch(b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (*Run, *faults.Schedule, error) {
+	var r *Run
+	streamV := sl.Value(sl.None)
+	at := durationArg(time.Second)
+	key := 1
+	if err := sl.UnpackArgs(b.Name(), args, kw, "r", &r, "at?", &at, "stream?", &streamV, "key?", &key); err != nil {
+		return nil, nil, err
+	}
+	sch, err := branchOf(b.Name(), r, streamV, at, key)
+	return r, sch, err
+}
+
+// branch(r, at="1s", stream=None, key=1) replays r with one more branch,
+// as the branch() builtin does, counted against the budget.
+func (c *exploreCtx) branch(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
+	r, sch, err := unpackBranch(b, args, kw)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := c.runJobs("branch", []job{{w: r.World, seed: r.Seed, sch: sch}})
+	if err != nil {
+		return nil, err
+	}
+	return rs[0], nil
+}
+
+// branch_schedule(r, at="1s", stream=None, key=1) is the schedule
+// ctx.branch would run, without running it: give a list of them to
+// run_many to branch in parallel. It runs in ctx.world.
+func (c *exploreCtx) branchSchedule(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
+	r, sch, err := unpackBranch(b, args, kw)
+	if err != nil {
+		return nil, err
+	}
+	return NewSchedule(sch, r.World.w), nil
+}
+
+// found(r) reports a run the strategy finds worth keeping, failing or
+// not (a passing run whose logs show trouble): it joins .found.
+func (c *exploreCtx) foundFn(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
+	var r *Run
+	if err := sl.UnpackPositionalArgs(b.Name(), args, kw, 1, &r); err != nil {
+		return nil, err
+	}
+	for _, f := range c.found {
+		if f.Result.Digest == r.Result.Digest {
+			return sl.None, nil
+		}
+	}
+	c.found = append(c.found, r)
+	return sl.None, nil
+}
+
+// seedsValue makes ctx.seeds: a range when the seeds are consecutive (so
+// a million seeds cost nothing), a list otherwise.
+func seedsValue(t *sl.Thread, seeds []uint64) (sl.Value, error) {
+	consecutive := len(seeds) > 0
+	for i := 1; i < len(seeds) && consecutive; i++ {
+		consecutive = seeds[i] == seeds[i-1]+1
+	}
+	if consecutive && seeds[len(seeds)-1] < 1<<62 {
+		return sl.Call(t, sl.Universe["range"], sl.Tuple{sl.MakeUint64(seeds[0]), sl.MakeUint64(seeds[len(seeds)-1] + 1)}, nil)
+	}
+	l := make([]sl.Value, len(seeds))
+	for i, s := range seeds {
+		l[i] = sl.MakeUint64(s)
+	}
+	v := sl.NewList(l)
+	v.Freeze()
+	return v, nil
+}
+
+// seedsOf reads explore's seeds= argument: a range, a list of ints, or a
+// string like "1-1000" or "2-3,9".
+func seedsOf(v sl.Value) (sl.Value, error) {
+	switch x := v.(type) {
+	case sl.NoneType:
+		return nil, nil
+	case sl.String:
+		seeds, err := ParseSeeds(string(x))
+		if err != nil {
+			return nil, err
+		}
+		l := make([]sl.Value, len(seeds))
+		for i, s := range seeds {
+			l[i] = sl.MakeUint64(s)
+		}
+		return sl.NewList(l), nil
+	case sl.Iterable:
+		n := 0
+		it := x.Iterate()
+		defer it.Done()
+		var s sl.Value
+		for it.Next(&s) {
+			if _, err := seedOf(s); err != nil {
+				return nil, fmt.Errorf("seeds[%d]: %v", n, err)
+			}
+			n++
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("seeds is empty; give a range like range(1, 1001)")
+		}
+		if _, ok := x.(sl.Indexable); !ok {
+			return nil, fmt.Errorf("seeds is a %s; give a range, a list of ints or a string like \"1-1000\"", v.Type())
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("seeds is a %s; give a range, a list of ints or a string like \"1-1000\"", v.Type())
+}
+
+// ParseSeeds reads "7", "1-500" or "2-3,9", as seedfall run -seeds does.
+func ParseSeeds(spec string) ([]uint64, error) {
+	var out []uint64
+	seen := map[uint64]bool{}
+	for _, part := range strings.Split(spec, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(lo, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("seeds %q: %q is not a seed number (write seeds like 1-500 or 2-3,9)", spec, part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a {
+				return nil, fmt.Errorf("seeds %q: %q is not a range low-high (write seeds like 1-500 or 2-3,9)", spec, part)
+			}
+		}
+		if b-a > 100_000_000 {
+			return nil, fmt.Errorf("seeds %q: more than 100,000,000 seeds", spec)
+		}
+		for x := a; ; x++ {
+			if !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+			if x == b {
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// Explore runs strategy on w. The Exploration is returned even with an
+// error when the exploration was interrupted (ErrInterrupted), so that a
+// caller can show what was found before.
+func (e *Env) Explore(t *sl.Thread, w *World, strategy sl.Callable, o ExploreOptions) (*Exploration, error) {
+	seeds := o.Seeds
+	if seeds == nil {
+		seeds = make([]uint64, 1000)
+		for i := range seeds {
+			seeds[i] = uint64(i + 1)
+		}
+	}
+	sv, err := seedsValue(t, seeds)
+	if err != nil {
+		return nil, err
+	}
+	return e.explore(t, w, strategy, sv, o)
+}
+
+func (e *Env) explore(t *sl.Thread, w *World, strategy sl.Callable, seeds sl.Value, o ExploreOptions) (*Exploration, error) {
+	if o.Budget == (Budget{}) {
+		o.Budget = DefaultBudget
+	}
+	if o.Parallel < 1 {
+		o.Parallel = e.o.Parallel
+	}
+	name := o.Name
+	if name == "" {
+		name = strategy.Name()
+	}
+	c := &exploreCtx{env: e, world: w, seeds: seeds, parallel: o.Parallel, budget: o.Budget,
+		start: time.Now(), progress: o.Progress, seen: map[string]bool{}}
+	v, err := sl.Call(t, strategy, sl.Tuple{c}, nil)
+	x := &Exploration{World: w, Strategy: name, Runs: c.runs, Failures: c.failures, Found: c.found, Value: v, Budget: o.Budget}
+	switch {
+	case err == nil && c.left(1) == 0:
+		x.StoppedBy = "budget" // it returned with none left
+	case err == nil:
+		x.StoppedBy = "strategy"
+	case errors.Is(err, errBudget) && c.stopped == "budget":
+		x.StoppedBy, x.Value = "budget", nil
+	case errors.Is(err, ErrInterrupted):
+		x.StoppedBy, x.Value = "interrupted", nil
+		return x, ErrInterrupted
+	default:
+		return nil, strategyError(name, err)
+	}
+	return x, nil
+}
+
+// strategyError names where in its file a strategy failed: the innermost
+// frame in a script, with the message.
+func strategyError(name string, err error) error {
+	var ee *sl.EvalError
+	if !errors.As(err, &ee) {
+		return fmt.Errorf("strategy %s: %v", name, err)
+	}
+	for i := len(ee.CallStack) - 1; i >= 0; i-- {
+		fr := ee.CallStack[i]
+		if fr.Pos.Filename() != "" && fr.Pos.Filename() != "<builtin>" {
+			return fmt.Errorf("strategy %s failed at %s: %s", name, posString(fr.Pos), ee.Msg)
+		}
+	}
+	return fmt.Errorf("strategy %s: %s", name, ee.Msg)
+}
+
+func posString(p syntax.Position) string {
+	return fmt.Sprintf("%s:%d:%d", p.Filename(), p.Line, p.Col)
+}
+
+// exploreFn is explore(w, strategy=None, seeds=None, budget=None,
+// parallel=None). strategy is a function of a context, or the name of a
+// stdlib strategy ("random_seeds", "swarm", "branch_closest"); the
+// default is random_seeds.
+func (e *Env) exploreFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (sl.Value, error) {
+	var w *World
+	strat, seedsV, budgetV, parV := sl.Value(sl.None), sl.Value(sl.None), sl.Value(sl.None), sl.Value(sl.None)
+	if err := sl.UnpackArgs(b.Name(), args, kwargs, "w", &w, "strategy?", &strat, "seeds?", &seedsV, "budget?", &budgetV, "parallel?", &parV); err != nil {
+		return nil, err
+	}
+	fn, err := e.StdStrategy(t, strat)
+	if err != nil {
+		return nil, fmt.Errorf("explore: %v", err)
+	}
+	budget, err := budgetOf(budgetV)
+	if err != nil {
+		return nil, fmt.Errorf("explore: %v", err)
+	}
+	parallel := e.o.Parallel
+	if parV != sl.None {
+		p, err := sl.AsInt32(parV)
+		if err != nil || p < 1 {
+			return nil, fmt.Errorf("explore: parallel is %v; give an int from 1", parV)
+		}
+		parallel = p
+	}
+	seeds, err := seedsOf(seedsV)
+	if err != nil {
+		return nil, fmt.Errorf("explore: %v", err)
+	}
+	if seeds == nil {
+		if seeds, err = sl.Call(t, sl.Universe["range"], sl.Tuple{sl.MakeInt(1), sl.MakeInt(1001)}, nil); err != nil {
+			return nil, err
+		}
+	}
+	x, err := e.explore(t, w, fn, seeds, ExploreOptions{Budget: budget, Parallel: parallel})
+	if err != nil {
+		return nil, fmt.Errorf("explore: %w", err)
+	}
+	return x, nil
+}
+
+// StdStrategy returns a strategy: v itself when it is a function, else the
+// stdlib strategy v names (None: random_seeds).
+func (e *Env) StdStrategy(t *sl.Thread, v sl.Value) (sl.Callable, error) {
+	if c, ok := v.(sl.Callable); ok {
+		return c, nil
+	}
+	name := "random_seeds"
+	if v != sl.None {
+		s, ok := sl.AsString(v)
+		if !ok {
+			return nil, fmt.Errorf("strategy is a %s; give a function of one argument (ctx) or a stdlib strategy's name", v.Type())
+		}
+		name = s
+	}
+	g, err := e.load(t, "@seedfall/strategies.star")
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := g[name].(sl.Callable); ok && !strings.HasPrefix(name, "_") {
+		return c, nil
+	}
+	var names []string
+	for _, k := range g.Keys() {
+		if _, ok := g[k].(*sl.Function); ok && !strings.HasPrefix(k, "_") && !strings.HasPrefix(k, "score_") {
+			names = append(names, k)
+		}
+	}
+	hint := ""
+	if s := world.Suggest(name, names); s != "" {
+		hint = fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return nil, fmt.Errorf("no stdlib strategy %q%s; there are %s", name, hint, strings.Join(names, ", "))
+}
