@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -412,6 +413,32 @@ func TestConcurrentRunsMatchSequentialOnes(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("seed %d: concurrent digest %s, alone %s", i+1, got[i], want[i])
+		}
+	}
+}
+
+// A cancelled context (Ctrl-C in the REPL) ends a run at once, with an
+// error rather than a verdict: a world that would go on for a long while,
+// and one whose node spins without yielding.
+func TestCancelStopsARun(t *testing.T) {
+	for _, js := range []string{
+		`{"duration": "1000h", "nodes": [], "workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "100000000", "-every", "1ms"]}}`,
+		`{"duration": "1000h", "nodes": [{"name": "s", "pkg": "./spin"}], "workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "100000000"]}}`,
+	} {
+		p := prepare(t, js)
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(200*time.Millisecond, cancel)
+		start := time.Now()
+		res, err := p.Run(ctx, RunOptions{Seed: 1})
+		if !errors.Is(err, context.Canceled) || res != nil {
+			t.Fatalf("got %v, %v; want context.Canceled", res, err)
+		}
+		if el := time.Since(start); el > 5*time.Second {
+			t.Errorf("the run took %v to stop", el)
+		}
+		// The engine is still fine afterwards.
+		if r := run(t, prepare(t, `{"nodes": [], "workload": {"name": "c", "pkg": "./exitcode", "args": ["0"]}}`), 1, nil); !r.Passed {
+			t.Fatalf("after a cancel: %s %s", r.Class, r.Reason)
 		}
 	}
 }

@@ -276,7 +276,15 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 			r.start(n)
 		}
 	}
+	// A cancelled context (Ctrl-C in the REPL) ends the run without a
+	// verdict.
+	stopAbort := context.AfterFunc(ctx, r.s.Abort)
 	out := r.s.Run(sched.Options{Until: int64(horizon), Watchdog: w.Watchdog})
+	stopAbort()
+	if out == sched.Aborted {
+		r.s.Shutdown()
+		return nil, fmt.Errorf("run of seed %d stopped at %v: %w", opt.Seed, time.Duration(r.s.Now()), context.Cause(ctx))
+	}
 	switch {
 	case out == sched.Watchdog:
 		n := r.byProc(r.s.Overdue())

@@ -68,6 +68,7 @@ type Sched struct {
 	running   atomic.Pointer[Proc]
 	stepStart atomic.Int64 // wall ns at which running got the baton
 	overdue   atomic.Pointer[Proc]
+	aborted   atomic.Bool
 }
 
 // New returns a scheduler at virtual time 0 drawing its choices from r.
@@ -187,6 +188,7 @@ const (
 	Idle                    // no process left and nothing scheduled
 	Stuck                   // processes are left, all blocked on nothing foreseeable
 	Watchdog                // a process ran longer than the watchdog allows
+	Aborted                 // Abort was called
 )
 
 // Options limit a Run.
@@ -209,6 +211,9 @@ func (s *Sched) Run(opt Options) Outcome {
 	for {
 		if s.stopped {
 			return Stopped
+		}
+		if s.aborted.Load() {
+			return Aborted
 		}
 		// Events due now run first: a crash at t lands before anyone runs at t.
 		if len(s.events) > 0 && s.events[0].at <= s.now {
@@ -288,6 +293,16 @@ func (s *Sched) Run(opt Options) Outcome {
 				opt.OnExit(p)
 			}
 		}
+	}
+}
+
+// Abort makes Run return Aborted soon: after the current step, and a
+// process running with a watchdog set is interrupted as the watchdog would.
+// It is the one method safe to call from any goroutine (a user's Ctrl-C).
+func (s *Sched) Abort() {
+	s.aborted.Store(true)
+	if p := s.running.Load(); p != nil && p.Interrupt != nil {
+		p.Interrupt()
 	}
 }
 
