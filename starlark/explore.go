@@ -42,6 +42,10 @@ func (b Budget) String() string {
 // DefaultBudget is explore's budget when none is given.
 var DefaultBudget = Budget{Runs: 1000}
 
+// DefaultSeeds is the last of the seeds explore draws from when none are
+// given: 1 to DefaultSeeds, more than any budget reaches.
+const DefaultSeeds = 1_000_000
+
 // ParseBudget reads a budget: "500" or "500 runs" is a run count, "10m" or
 // "90s" wall time.
 func ParseBudget(s string) (Budget, error) {
@@ -85,7 +89,7 @@ func budgetOf(v sl.Value) (Budget, error) {
 
 // ExploreOptions configure Explore.
 type ExploreOptions struct {
-	Seeds    []uint64 // the seeds a strategy draws from (ctx.seeds); nil: 1 to 1000
+	Seeds    []uint64 // the seeds a strategy draws from (ctx.seeds); nil: 1 to DefaultSeeds
 	Budget   Budget   // zero: DefaultBudget
 	Parallel int      // runs at once in run_many; below 1: the Env's
 	// Progress, when not nil, is called after every run or batch of runs,
@@ -588,6 +592,10 @@ func seedsValue(t *sl.Thread, seeds []uint64) (sl.Value, error) {
 	return v, nil
 }
 
+func defaultSeeds(t *sl.Thread) (sl.Value, error) {
+	return sl.Call(t, sl.Universe["range"], sl.Tuple{sl.MakeInt(1), sl.MakeInt(DefaultSeeds + 1)}, nil)
+}
+
 // seedsOf reads explore's seeds= argument: a range, a list of ints, or a
 // string like "1-1000" or "2-3,9".
 func seedsOf(v sl.Value) (sl.Value, error) {
@@ -663,14 +671,13 @@ func ParseSeeds(spec string) ([]uint64, error) {
 // error when the exploration was interrupted (ErrInterrupted), so that a
 // caller can show what was found before.
 func (e *Env) Explore(t *sl.Thread, w *World, strategy sl.Callable, o ExploreOptions) (*Exploration, error) {
-	seeds := o.Seeds
-	if seeds == nil {
-		seeds = make([]uint64, 1000)
-		for i := range seeds {
-			seeds[i] = uint64(i + 1)
-		}
+	var sv sl.Value
+	var err error
+	if o.Seeds == nil {
+		sv, err = defaultSeeds(t)
+	} else {
+		sv, err = seedsValue(t, o.Seeds)
 	}
-	sv, err := seedsValue(t, seeds)
 	if err != nil {
 		return nil, err
 	}
@@ -759,7 +766,7 @@ func (e *Env) exploreFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.
 		return nil, fmt.Errorf("explore: %v", err)
 	}
 	if seeds == nil {
-		if seeds, err = sl.Call(t, sl.Universe["range"], sl.Tuple{sl.MakeInt(1), sl.MakeInt(1001)}, nil); err != nil {
+		if seeds, err = defaultSeeds(t); err != nil {
 			return nil, err
 		}
 	}
@@ -768,6 +775,17 @@ func (e *Env) exploreFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.
 		return nil, fmt.Errorf("explore: %w", err)
 	}
 	return x, nil
+}
+
+// isStrategy reports whether v is a strategy: a function whose first
+// parameter is ctx (the stdlib's helpers, such as scores, are not).
+func isStrategy(v sl.Value) bool {
+	f, ok := v.(*sl.Function)
+	if !ok || f.NumParams() == 0 {
+		return false
+	}
+	name, _ := f.Param(0)
+	return name == "ctx"
 }
 
 // StdStrategy returns a strategy: v itself when it is a function, else the
@@ -788,12 +806,12 @@ func (e *Env) StdStrategy(t *sl.Thread, v sl.Value) (sl.Callable, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := g[name].(sl.Callable); ok && !strings.HasPrefix(name, "_") {
-		return c, nil
+	if isStrategy(g[name]) && !strings.HasPrefix(name, "_") {
+		return g[name].(sl.Callable), nil
 	}
 	var names []string
 	for _, k := range g.Keys() {
-		if _, ok := g[k].(*sl.Function); ok && !strings.HasPrefix(k, "_") && !strings.HasPrefix(k, "score_") {
+		if isStrategy(g[k]) && !strings.HasPrefix(k, "_") {
 			names = append(names, k)
 		}
 	}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	sl "go.starlark.net/starlark"
+
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/starlark"
+)
+
+func init() {
+	register(command{"explore", "[-c FILE] [-strategy NAME|file.star] [-budget 1000|10m] [-seeds 1-1000] [-parallel K]", exploreCmd})
+}
+
+// exploreCmd runs a search strategy written in Starlark over a world: one
+// of the stdlib's by name, or a file's `strategy` function. Every failure
+// it finds is saved as a schedule (with the branches that found it) that
+// `seedfall replay -faults` reproduces. Exit status 1 when it found one.
+func exploreCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("explore", stderr)
+	cfg := worldFlags(fs)
+	strategy := fs.String("strategy", "random_seeds", "a stdlib strategy (random_seeds, swarm, branch_closest) or a .star file defining strategy(ctx)")
+	budgetFlag := fs.String("budget", starlark.DefaultBudget.String(), "how much to explore: a run count (500: the same failures every time) or wall time (10m)")
+	seedsFlag := fs.String("seeds", fmt.Sprintf("1-%d", starlark.DefaultSeeds), "the seeds the strategy draws from (ctx.seeds): 1-1000, or lists like 2-3,9")
+	parallel := fs.Int("parallel", runtime.NumCPU(), "runs at once")
+	asJSON := fs.Bool("json", false, "print one JSON object per failure, with the schedule file it is saved in")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	budget, err := starlark.ParseBudget(*budgetFlag)
+	if err != nil {
+		return fmt.Errorf("-%v", err)
+	}
+	seeds, err := parseSeeds(*seedsFlag)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	s, err := open(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	env := starlark.NewEnv(starlark.Options{Engine: s.e, Stdout: stdout, Parallel: *parallel})
+	wv, err := starlark.WorldValue(s.w)
+	if err != nil {
+		return err
+	}
+	th := env.NewThread("explore")
+	var fn sl.Callable
+	name := *strategy
+	if strings.HasSuffix(name, ".star") {
+		g, err := env.ExecFile(name)
+		if err != nil {
+			return fmt.Errorf("%s", starlark.ScriptError(err))
+		}
+		c, ok := g["strategy"].(sl.Callable)
+		if !ok {
+			return fmt.Errorf("%s defines no function `strategy`; write def strategy(ctx): ... (see docs/explore.md)", name)
+		}
+		fn, name = c, filepath.Base(name)
+	} else if fn, err = env.StdStrategy(th, sl.String(name)); err != nil {
+		return fmt.Errorf("-strategy: %v", err)
+	}
+
+	// Ctrl-C stops the runs in flight and shows what was found so far.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+	go func() {
+		if _, ok := <-sig; ok {
+			env.Cancel()
+		}
+	}()
+
+	term := isTerminal(stderr)
+	progress := func(p starlark.ExploreProgress) {
+		if !term {
+			return
+		}
+		of := budget.String()
+		if budget.Time > 0 {
+			of = fmt.Sprintf("%s of %s", p.Elapsed.Round(time.Second), budget.Time)
+		}
+		fmt.Fprintf(stderr, "\r\033[Kexplore %s: %d runs (%s), %s", name, p.Runs, of, plural(p.Failures, "failure"))
+	}
+	start := time.Now()
+	x, err := env.Explore(th, wv, fn, starlark.ExploreOptions{Seeds: seeds, Budget: budget, Parallel: *parallel, Progress: progress, Name: name})
+	if term {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if err != nil && !errors.Is(err, starlark.ErrInterrupted) {
+		return fmt.Errorf("explore: %s", starlark.ScriptError(err))
+	}
+	if *asJSON {
+		return s.writeExploration(stdout, x)
+	}
+	return s.printExploration(stdout, x, time.Since(start))
+}
+
+// printExploration saves every failure's schedule and prints them, the
+// best with its trace.
+func (s *session) printExploration(w io.Writer, x *starlark.Exploration, took time.Duration) error {
+	why := map[string]string{"budget": "the budget is spent", "strategy": "the strategy ended", "interrupted": "interrupted"}[x.StoppedBy]
+	if len(x.Failures) == 0 {
+		fmt.Fprintf(w, "no failure in %s (%s, %s; %s)\n", plural(x.Runs, "run"), x.Strategy, wallTime(int64(took)), why)
+		return nil
+	}
+	fmt.Fprintf(w, "%s in %s (%s, %s; %s):\n", plural(len(x.Failures), "failure"), plural(x.Runs, "run"), x.Strategy, wallTime(int64(took)), why)
+	perSeed := map[uint64]int{}
+	replays := map[*starlark.Run]string{}
+	for _, r := range x.Failures {
+		perSeed[r.Seed]++
+		_, cmd, err := s.saveFailure(r, perSeed[r.Seed])
+		if err != nil {
+			return err
+		}
+		replays[r] = cmd
+		sch := r.Result.Schedule
+		what := plural(len(sch.Faults), "fault")
+		if n := len(sch.Branches); n > 0 {
+			what += ", " + plural(n, "branch")
+			what = strings.Replace(what, "branchs", "branches", 1)
+		}
+		fmt.Fprintf(w, "  seed %d (%s): %s: %s\n", r.Seed, what, r.Result.Class, firstLine(r.Result.Reason))
+		fmt.Fprintf(w, "    replay: %s\n", cmd)
+	}
+	best := x.Best()
+	fmt.Fprintf(w, "best (fewest faults and branches, soonest):\n")
+	s.printVerdict(w, best.Result, replays[best])
+	for _, b := range best.Result.Schedule.Branches {
+		fmt.Fprintf(w, "  branch at %s: %s\n", b.At, describeBranch(b))
+	}
+	return errFailed
+}
+
+// writeExploration saves every failure and prints it as a JSON line.
+func (s *session) writeExploration(w io.Writer, x *starlark.Exploration) error {
+	perSeed := map[uint64]int{}
+	for _, r := range x.Failures {
+		perSeed[r.Seed]++
+		path, _, err := s.saveFailure(r, perSeed[r.Seed])
+		if err != nil {
+			return err
+		}
+		writeJSON(w, r.Result, path)
+	}
+	if len(x.Failures) > 0 {
+		return errFailed
+	}
+	return nil
+}
+
+func describeBranch(b faults.Branch) string {
+	if b.Stream == "" {
+		return fmt.Sprintf("every stream re-keyed with %d", b.Key)
+	}
+	return fmt.Sprintf("the %s stream re-keyed with %d", b.Stream, b.Key)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// saveFailure writes a failure's schedule where replay finds it: the first
+// failure of seed N as .seedfall/seed-N.faults.json (what replay, shrink
+// and cause read by default), the k-th as .seedfall/seed-N.k.faults.json.
+// A failure in another world than -c's (a strategy may change it, as
+// swarm does) has its world saved next to it, as seed-N[.k].world.json.
+// It returns the schedule's path and the command that replays the failure.
+func (s *session) saveFailure(r *starlark.Run, k int) (string, string, error) {
+	base := fmt.Sprintf("seed-%d", r.Seed)
+	if k > 1 {
+		base += fmt.Sprintf(".%d", k)
+	}
+	dir := filepath.Join(s.w.Dir, ".seedfall")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", err
+	}
+	sch := *r.Result.Schedule
+	sch.Config = s.configName()
+	worldArgs := s.args
+	own, err := s.w.Resolved(true)
+	if err != nil {
+		return "", "", err
+	}
+	theirs, err := r.World.World().Resolved(true)
+	if err != nil {
+		return "", "", err
+	}
+	if !bytes.Equal(own, theirs) {
+		wpath := filepath.Join(dir, base+".world.json")
+		if err := os.WriteFile(wpath, theirs, 0o644); err != nil {
+			return "", "", err
+		}
+		sch.Config = filepath.Base(wpath)
+		worldArgs = "-c " + shellQuote(displayPath(wpath))
+	}
+	path := filepath.Join(dir, base+".faults.json")
+	if err := sch.Save(path); err != nil {
+		return "", "", err
+	}
+	return displayPath(path), fmt.Sprintf("seedfall replay %s -seed %d -faults %s", worldArgs, r.Seed, shellQuote(displayPath(path))), nil
+}
