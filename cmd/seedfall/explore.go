@@ -101,7 +101,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if err != nil && !errors.Is(err, starlark.ErrInterrupted) {
-		return fmt.Errorf("explore: %s", starlark.ScriptError(err))
+		return fmt.Errorf("%s", starlark.ScriptError(err))
 	}
 	if *asJSON {
 		return s.writeExploration(stdout, x)
