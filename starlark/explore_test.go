@@ -1,0 +1,193 @@
+package starlark
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	sl "go.starlark.net/starlark"
+)
+
+func TestParseBudget(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Budget
+		err  string
+	}{
+		{in: "500", want: Budget{Runs: 500}},
+		{in: "500 runs", want: Budget{Runs: 500}},
+		{in: "1 run", want: Budget{Runs: 1}},
+		{in: "10m", want: Budget{Time: 10 * time.Minute}},
+		{in: "1m30s", want: Budget{Time: 90 * time.Second}},
+		{in: "0", err: `budget "0": a run count is at least 1`},
+		{in: "-5s", err: `budget "-5s" is neither a run count like 500 nor a wall time like "10m"`},
+		{in: "soon", err: `budget "soon" is neither a run count`},
+	} {
+		got, err := ParseBudget(tc.in)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("ParseBudget(%q) = %v, %v; want error %q", tc.in, got, err, tc.err)
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("ParseBudget(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	// String reads back.
+	for _, b := range []Budget{{Runs: 7}, {Time: 3 * time.Minute}} {
+		if got, err := ParseBudget(b.String()); err != nil || got != b {
+			t.Errorf("ParseBudget(%q) = %v, %v; want %v", b.String(), got, err, b)
+		}
+	}
+}
+
+// TestStrategyScripts runs every strategy in scripts/strategies through
+// Explore, as `seedfall explore -strategy FILE` does, twice: it must end
+// within its run budget and find the same failures both times, whatever
+// the parallelism.
+func TestStrategyScripts(t *testing.T) {
+	files, err := filepath.Glob("../scripts/strategies/*.star")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no strategies in scripts/strategies: %v", err)
+	}
+	var out bytes.Buffer
+	env := NewEnv(Options{Engine: testEngine(t), Stdout: &out, Parallel: 4})
+	th := env.NewThread("test")
+	w, err := sl.Call(th, env.Predeclared()["load_config"], sl.Tuple{sl.String("testdata/explore/seedfall.json")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two fault types, so that a strategy comparing them has something to compare.
+	w, err = sl.Call(th, mustAttr(t, w, "replace"), nil, []sl.Tuple{{sl.String("faults"), dictOf(map[string]sl.Value{"torn_writes": sl.True})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seeds []uint64
+	for s := uint64(40); s < 60; s++ {
+		seeds = append(seeds, s)
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			g, err := env.ExecFile(file)
+			if err != nil {
+				t.Fatal(ScriptError(err))
+			}
+			fn, ok := g["strategy"].(sl.Callable)
+			if !ok {
+				t.Fatalf("%s defines no function strategy(ctx), which seedfall explore -strategy FILE calls", file)
+			}
+			var digests [2][]string
+			for i := range digests {
+				x, err := env.Explore(th, w.(*World), fn, ExploreOptions{Seeds: seeds, Budget: Budget{Runs: 40}, Parallel: 1 + 3*i})
+				if err != nil {
+					t.Fatal(ScriptError(err))
+				}
+				if x.Runs > 40 || x.Runs == 0 {
+					t.Errorf("%d runs with a budget of 40", x.Runs)
+				}
+				if filepath.Base(file) == "fault_types.star" {
+					if got := x.Value.String(); got != `{"crash_per_sec": 2, "torn_writes": 0}` {
+						t.Errorf("fault_types found %s; want the two crashes of seeds 40-59 and nothing from torn writes alone", got)
+					}
+				}
+				for _, r := range x.Failures {
+					digests[i] = append(digests[i], r.Result.Digest)
+				}
+			}
+			if !slices.Equal(digests[0], digests[1]) {
+				t.Errorf("two explorations with the same run budget found different failures:\n%v\n%v", digests[0], digests[1])
+			}
+		})
+	}
+	if testing.Verbose() {
+		t.Logf("output:\n%s", out.String())
+	}
+}
+
+func mustAttr(t *testing.T, v sl.Value, name string) sl.Value {
+	a, err := v.(sl.HasAttrs).Attr(name)
+	if err != nil || a == nil {
+		t.Fatalf("%s has no .%s: %v", v.Type(), name, err)
+	}
+	return a
+}
+
+func dictOf(m map[string]sl.Value) *sl.Dict {
+	d := sl.NewDict(len(m))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		d.SetKey(sl.String(k), m[k])
+	}
+	return d
+}
+
+// TestExploreDoc runs the ```star blocks of docs/explore.md in order, as
+// one script whose lines are the document's, from a copy of docs/ next to
+// links to the repository's examples and scripts.
+func TestExploreDoc(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the examples")
+	}
+	data, err := os.ReadFile("../docs/explore.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, blocks := exploreDocBlocks(string(data))
+	if blocks < 4 {
+		t.Fatalf("docs/explore.md has %d star blocks; the test expects the examples there", blocks)
+	}
+	root := t.TempDir()
+	for _, dir := range []string{"examples", "scripts"} {
+		abs, err := filepath.Abs(filepath.Join("..", dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(abs, filepath.Join(root, dir)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc := filepath.Join(root, "docs", "explore.md")
+	if err := os.MkdirAll(filepath.Dir(doc), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(doc, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	env := NewEnv(Options{Engine: testEngine(t), Stdout: &out, Parallel: 4})
+	if _, err := sl.ExecFileOptions(FileOptions, env.NewThread("doc"), doc, src, env.Predeclared()); err != nil {
+		t.Fatalf("docs/explore.md: %s\noutput so far:\n%s", ScriptError(err), out.String())
+	}
+	if testing.Verbose() {
+		t.Logf("output:\n%s", out.String())
+	}
+}
+
+// exploreDocBlocks returns the ```star blocks of a markdown text as one
+// script, every other line blank, so errors name the document's lines.
+func exploreDocBlocks(md string) (string, int) {
+	var b strings.Builder
+	in, n := false, 0
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case !in && strings.TrimSpace(line) == "```star":
+			in = true
+			n++
+			b.WriteString("\n")
+		case in && strings.TrimSpace(line) == "```":
+			in = false
+			b.WriteString("\n")
+		case in:
+			b.WriteString(line + "\n")
+		default:
+			b.WriteString("\n")
+		}
+	}
+	return b.String(), n
+}
