@@ -24,6 +24,10 @@ import (
 	"github.com/seedfall/seedfall/engine/world"
 )
 
+func init() {
+	registerBuiltin("explore", func(e *Env) sl.Value { return sl.NewBuiltin("explore", e.exploreFn) })
+}
+
 // Budget bounds an exploration: a number of runs, which keeps the result
 // the same from one exploration to the next, or wall time, which does not
 // (how many runs fit depends on the machine).

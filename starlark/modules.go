@@ -35,7 +35,6 @@ func (e *Env) builtins() sl.StringDict {
 		"load_run":    sl.NewBuiltin("load_run", e.loadRunFn),
 		"branch":      sl.NewBuiltin("branch", e.branchFn),
 		"shrink":      sl.NewBuiltin("shrink", e.shrinkFn),
-		"explore":     sl.NewBuiltin("explore", e.exploreFn),
 		"fault":       sl.NewBuiltin("fault", faultFn),
 		"schedule":    sl.NewBuiltin("schedule", e.scheduleFn),
 		"duration":    sl.NewBuiltin("duration", durationFn),
