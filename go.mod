@@ -2,16 +2,18 @@ module github.com/seedfall/seedfall
 
 go 1.26.8
 
-require github.com/seedfall/seedfall/sim v0.0.0
+require (
+	github.com/BurntSushi/toml v1.6.0
+	github.com/peterh/liner v1.2.3
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/seedfall/seedfall/sim v0.0.0
+	github.com/tetratelabs/wazero v1.12.0
+	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
+)
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/mattn/go-runewidth v0.0.31 // indirect
-	github.com/peterh/liner v1.2.3 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
-	github.com/tetratelabs/wazero v1.12.0 // indirect
-	go.starlark.net v0.0.0-20260908191801-89a6a09411d5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )

@@ -20,6 +20,7 @@ import (
 	sl "go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/world"
 )
@@ -607,7 +608,7 @@ func seedsOf(v sl.Value) (sl.Value, error) {
 	case sl.NoneType:
 		return nil, nil
 	case sl.String:
-		seeds, err := ParseSeeds(string(x))
+		seeds, err := engine.ParseSeeds(string(x))
 		if err != nil {
 			return nil, err
 		}
@@ -636,39 +637,6 @@ func seedsOf(v sl.Value) (sl.Value, error) {
 		return v, nil
 	}
 	return nil, fmt.Errorf("seeds is a %s; give a range, a list of ints or a string like \"1-1000\"", v.Type())
-}
-
-// ParseSeeds reads "7", "1-500" or "2-3,9", as seedfall run -seeds does.
-func ParseSeeds(spec string) ([]uint64, error) {
-	var out []uint64
-	seen := map[uint64]bool{}
-	for _, part := range strings.Split(spec, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.ParseUint(lo, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("seeds %q: %q is not a seed number (write seeds like 1-500 or 2-3,9)", spec, part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a {
-				return nil, fmt.Errorf("seeds %q: %q is not a range low-high (write seeds like 1-500 or 2-3,9)", spec, part)
-			}
-		}
-		if b-a > 100_000_000 {
-			return nil, fmt.Errorf("seeds %q: more than 100,000,000 seeds", spec)
-		}
-		for x := a; ; x++ {
-			if !seen[x] {
-				seen[x] = true
-				out = append(out, x)
-			}
-			if x == b {
-				break
-			}
-		}
-	}
-	return out, nil
 }
 
 // Explore runs strategy on w. The Exploration is returned even with an

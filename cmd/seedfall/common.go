@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -196,37 +195,13 @@ func displayPath(path string) string {
 	return path
 }
 
-// parseSeeds reads "7", "1-500" or "2-3,9".
+// parseSeeds reads -seeds: "7", "1-500" or "2-3,9".
 func parseSeeds(spec string) ([]uint64, error) {
-	var out []uint64
-	seen := map[uint64]bool{}
-	for _, part := range strings.Split(spec, ",") {
-		part = strings.TrimSpace(part)
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.ParseUint(lo, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("-seeds %q: %q is not a seed number (write seeds like 1-500 or 2-3,9)", spec, part)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a {
-				return nil, fmt.Errorf("-seeds %q: %q is not a range low-high (write seeds like 1-500 or 2-3,9)", spec, part)
-			}
-		}
-		if b-a > 100_000_000 {
-			return nil, fmt.Errorf("-seeds %q: more than 100,000,000 seeds", spec)
-		}
-		for x := a; ; x++ {
-			if !seen[x] {
-				seen[x] = true
-				out = append(out, x)
-			}
-			if x == b {
-				break
-			}
-		}
+	seeds, err := engine.ParseSeeds(spec)
+	if err != nil {
+		return nil, fmt.Errorf("-%w", err)
 	}
-	return out, nil
+	return seeds, nil
 }
 
 func isTerminal(w io.Writer) bool {
