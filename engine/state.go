@@ -12,38 +12,38 @@ import (
 // State is the world at one moment of a run (seedfall debug): what each
 // program is doing, and the faults in force.
 type State struct {
-	At         time.Duration
-	Programs   []ProgramState
-	Partition  [][]string // the sides of the partition in force, or nil
-	Clogs      []string   // the clogs in force, one line each
-	QuietUntil time.Duration
-	Recovering bool // the recovery phase of liveness or the finally check has begun
-	FaultsHeld bool // faults_after_setup: no node has called sim.SetupComplete yet
+	At         time.Duration  `json:"at_ns"`
+	Programs   []ProgramState `json:"programs"`
+	Partition  [][]string     `json:"partition,omitempty"` // the sides of the partition in force, or nil
+	Clogs      []string       `json:"clogs,omitempty"`     // the clogs in force, one line each
+	QuietUntil time.Duration  `json:"quiet_until_ns,omitempty"`
+	Recovering bool           `json:"recovering,omitempty"`  // the recovery phase of liveness or the finally check has begun
+	FaultsHeld bool           `json:"faults_held,omitempty"` // faults_after_setup: no node has called sim.SetupComplete yet
 }
 
 // ProgramState is one program at that moment.
 type ProgramState struct {
-	Name string
-	Role string
-	Inc  int    // its incarnation: 1 for the first process, +1 per restart
-	What string // "running", "paused until 1.5s", "down, restarts at 2s", "exited 0", "not started"
+	Name string `json:"name"`
+	Role string `json:"role"`
+	Inc  int    `json:"inc"`  // its incarnation: 1 for the first process, +1 per restart
+	What string `json:"what"` // "running", "paused until 1.5s", "down, restarts at 2s", "exited 0", "not started"
 	// Slow is the slowdown factor in force (1: none); WallOffset the wall
 	// clock's offset from true time (clock skew and jumps).
-	Slow       float64
-	WallOffset time.Duration
-	Conns      []netsim.ConnInfo
+	Slow       float64           `json:"slow"`
+	WallOffset time.Duration     `json:"wall_offset_ns"`
+	Conns      []netsim.ConnInfo `json:"conns,omitempty"`
 	// Pending lists the files and directories with operations not yet
 	// durable: what a crash now could lose.
-	Pending []PendingFile
+	Pending []PendingFile `json:"pending,omitempty"`
 }
 
 // PendingFile is a file or directory with operations a crash would lose.
 type PendingFile struct {
-	Path        string
-	Dir         bool
-	Size        int64 // as the program sees it
-	DurableSize int64 // as a crash would leave it (files)
-	Ops         int   // operations since its last fsync
+	Path        string `json:"path"`
+	Dir         bool   `json:"dir,omitempty"`
+	Size        int64  `json:"size"`         // as the program sees it
+	DurableSize int64  `json:"durable_size"` // as a crash would leave it (files)
+	Ops         int    `json:"ops"`          // operations since its last fsync
 }
 
 // state captures the world now.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +12,7 @@ import (
 )
 
 func init() {
-	register(command{"cause", "-c seedfall.json -seed N [-faults FILE] [-moments M] [-branches B] [-parallel K]", causeCmd})
+	register(command{"cause", "-c seedfall.json -seed N [-faults FILE] [-moments M] [-branches B] [-parallel K] [-json]", causeCmd})
 }
 
 // causeCmd forks a failing run at many moments and reports when the
@@ -23,6 +24,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	moments := fs.Int("moments", 16, "moments to fork the run at, evenly spread, before refining")
 	branches := fs.Int("branches", 8, "forks per moment")
 	parallel := fs.Int("parallel", 2, "runs at once")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -48,6 +50,33 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	f := res.Failure
+	if *asJSON {
+		type moment struct {
+			AtNs   int64 `json:"at_ns"`
+			Failed int   `json:"failed"`
+			Runs   int   `json:"runs"`
+		}
+		out := struct {
+			Failure      jsonResult     `json:"failure"`
+			Moments      []moment       `json:"moments"`
+			AfterNs      int64          `json:"after_ns"`
+			InevitableNs int64          `json:"inevitable_ns"`
+			Faults       []faults.Fault `json:"faults"`
+			Runs         int            `json:"runs"`
+		}{Failure: newJSONResult(f, from), AfterNs: int64(res.After), InevitableNs: int64(res.Inevitable), Faults: res.Faults, Runs: res.Runs}
+		for _, m := range res.Moments {
+			out.Moments = append(out.Moments, moment{int64(m.At), m.Failed, m.Runs})
+		}
+		if out.Faults == nil {
+			out.Faults = []faults.Fault{}
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+		return errFailed
+	}
 	if from != "" {
 		fmt.Fprintf(stdout, "seed %d, %s from %s\n", *seed, plural(len(sch.Faults), "fault"), from)
 	}

@@ -273,9 +273,13 @@ type jsonResult struct {
 	Schedule string `json:"schedule,omitempty"`
 }
 
+func newJSONResult(res *engine.Result, schedule string) jsonResult {
+	return jsonResult{Seed: res.Seed, Passed: res.Passed, Class: res.Class, Reason: res.Reason, Node: res.Node,
+		SimNs: res.SimNs, WallNs: res.WallNs, Steps: res.Steps, Digest: res.Digest, Faults: len(res.Schedule.Faults), Schedule: schedule}
+}
+
 func writeJSON(w io.Writer, res *engine.Result, schedule string) {
-	b, _ := json.Marshal(jsonResult{Seed: res.Seed, Passed: res.Passed, Class: res.Class, Reason: res.Reason, Node: res.Node,
-		SimNs: res.SimNs, WallNs: res.WallNs, Steps: res.Steps, Digest: res.Digest, Faults: len(res.Schedule.Faults), Schedule: schedule})
+	b, _ := json.Marshal(newJSONResult(res, schedule))
 	fmt.Fprintf(w, "%s\n", b)
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +12,7 @@ import (
 )
 
 func init() {
-	register(command{"debug", "-c seedfall.json -seed N -at T [-faults FILE]", debugCmd})
+	register(command{"debug", "-c seedfall.json -seed N -at T [-faults FILE] [-json]", debugCmd})
 }
 
 // debugCmd runs a seed to a virtual time and shows the world then: each
@@ -21,6 +22,7 @@ func debugCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("debug", stderr)
 	cfg := worldFlags(fs)
 	at := fs.Duration("at", 0, "the virtual time to stop at, such as 1.5s")
+	asJSON := fs.Bool("json", false, "print the state as JSON")
 	sa := seedFlags(fs, "debug")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -38,8 +40,30 @@ func debugCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	printSource(stdout, *sa.seed, sch, from)
 	st := res.State
+	if *asJSON {
+		// The state, and the verdict when the run ended before -at.
+		out := struct {
+			Seed   uint64         `json:"seed"`
+			Ended  *jsonResult    `json:"ended,omitempty"`
+			State  *engine.State  `json:"state"`
+			Faults []faults.Fault `json:"faults"`
+		}{Seed: *sa.seed, State: st, Faults: res.Schedule.Faults}
+		if out.Faults == nil {
+			out.Faults = []faults.Fault{}
+		}
+		if !strings.HasPrefix(res.Reason, "stopped at") {
+			j := newJSONResult(res, from)
+			out.Ended = &j
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+		return nil
+	}
+	printSource(stdout, *sa.seed, sch, from)
 	if !strings.HasPrefix(res.Reason, "stopped at") {
 		fmt.Fprintf(stdout, "the run ended before %v: ", *at)
 		s.printVerdict(stdout, res, "")

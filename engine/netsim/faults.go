@@ -393,11 +393,12 @@ func arrive(t int64) int64 {
 
 // ConnInfo describes one open connection end, for seedfall debug.
 type ConnInfo struct {
-	Local, Remote netip.AddrPort
-	Peer          string // the remote host's name, "" if unknown
-	State         string // "connecting", "established", "half-closed", "reset"
-	Unread        int    // bytes that arrived or are on their way to this end
-	Listening     bool   // a listener, not a connection
+	Local     netip.AddrPort `json:"local"`
+	Remote    netip.AddrPort `json:"remote,omitzero"`
+	Peer      string         `json:"peer,omitempty"`      // the remote host's name, "" if unknown
+	State     string         `json:"state,omitempty"`     // "connecting", "established", "half-closed", "reset"
+	Unread    int            `json:"unread,omitempty"`    // bytes that arrived or are on their way to this end
+	Listening bool           `json:"listening,omitempty"` // a listener, not a connection
 }
 
 // Conns lists host's listeners and open connections, in creation order.
