@@ -1,3 +1,0 @@
-module example.com/explore
-
-go 1.26
