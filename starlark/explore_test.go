@@ -139,7 +139,7 @@ func TestExploreDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, blocks := exploreDocBlocks(string(data))
+	src, blocks := starBlocks(string(data))
 	if blocks < 4 {
 		t.Fatalf("docs/explore.md has %d star blocks; the test expects the examples there", blocks)
 	}
@@ -179,27 +179,4 @@ func TestExploreDoc(t *testing.T) {
 			t.Errorf("the examples' output has no line %q; the comments in the document say it does:\n%s", want, out.String())
 		}
 	}
-}
-
-// exploreDocBlocks returns the ```star blocks of a markdown text as one
-// script, every other line blank, so errors name the document's lines.
-func exploreDocBlocks(md string) (string, int) {
-	var b strings.Builder
-	in, n := false, 0
-	for _, line := range strings.Split(md, "\n") {
-		switch {
-		case !in && strings.TrimSpace(line) == "```star":
-			in = true
-			n++
-			b.WriteString("\n")
-		case in && strings.TrimSpace(line) == "```":
-			in = false
-			b.WriteString("\n")
-		case in:
-			b.WriteString(line + "\n")
-		default:
-			b.WriteString("\n")
-		}
-	}
-	return b.String(), n
 }
