@@ -120,6 +120,12 @@ type family struct {
 	plan    func(r *runner) []faults.Fault                 // timed faults drawn from the world's rates
 	apply   func(r *runner, f faults.Fault) (handled bool) // a planned fault's moment has come
 	heal    func(r *runner, why string)                    // end every fault in force now; why ends each trace line
+	// check runs when the run is about to pass; a non-empty class fails
+	// it instead (a property that never held, a history that is not
+	// linearizable). n, if set, is the program the verdict is about.
+	check func(r *runner) (class string, n *node, reason string)
+	// result adds the family's findings to a finished run's result.
+	result func(r *runner, res *Result)
 }
 
 var families []family
@@ -327,6 +333,11 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	}
 	if opt.KeepDisks {
 		res.Disks = r.keepDisks()
+	}
+	for _, f := range families {
+		if f.result != nil {
+			f.result(r, res)
+		}
 	}
 	res.WallNs = int64(time.Since(start))
 	return res, nil
@@ -755,6 +766,15 @@ func (r *runner) crashed(n *node, until time.Duration) {
 func (r *runner) pass(reason string) {
 	if r.res != nil {
 		return
+	}
+	for _, f := range families {
+		if f.check == nil {
+			continue
+		}
+		if class, n, why := f.check(r); class != "" {
+			r.fail(class, n, why)
+			return
+		}
 	}
 	r.res = &Result{Passed: true, Reason: reason}
 	r.s.Stop()
