@@ -167,10 +167,18 @@ func BuildTimeline(r Run) Timeline {
 		t.Lanes[li].Marks = append(t.Lanes[li].Marks, Mark{Class: class, At: at, Fault: fault, Count: 1, Title: text, X: t.pct(at)})
 	}
 
+	heals := healMoments(r.Lines)
 	for i, f := range fs {
 		at, until := int64(f.At), int64(f.Until)
 		if at > end {
 			continue // listed in the schedule, but it never came
+		}
+		healed := false
+		for _, h := range heals {
+			if h > at && h < until {
+				until, healed = h, true // the recovery phase or a quiet period ended it early
+				break
+			}
 		}
 		title := fmt.Sprintf("fault %d: %s", i+1, f)
 		class, isBar := barClass[f.Kind]
@@ -183,6 +191,9 @@ func BuildTimeline(r Run) Timeline {
 			b := Bar{Class: class, At: at, Until: min(until, end), Open: until > end, Fault: i + 1, Title: title}
 			if b.Open {
 				b.Title += " (the run ended first)"
+			}
+			if healed {
+				b.Title += fmt.Sprintf(" (healed at %v)", time.Duration(until))
 			}
 			b.X = t.pct(b.At)
 			b.W = pctOf(max(b.Until-b.At, t.Span/500), t.Span)
@@ -234,6 +245,23 @@ func BuildTimeline(r Run) Timeline {
 		}
 	}
 	return t
+}
+
+// healMoments are the times at which every fault in force ended at once:
+// the recovery phase of liveness or the finally check began ("faults
+// stop"), or a program asked for a quiet period. They come in time order,
+// as the trace does.
+func healMoments(lines []trace.Line) []int64 {
+	var out []int64
+	for _, l := range lines {
+		if l.Kind != trace.Event {
+			continue
+		}
+		if (l.Node == "world" && strings.HasPrefix(l.Text, "faults stop")) || strings.HasPrefix(l.Text, "quiet for ") {
+			out = append(out, l.At)
+		}
+	}
+	return out
 }
 
 // faultNodes names the lanes a fault is drawn on. A partition is drawn on

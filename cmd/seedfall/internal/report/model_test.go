@@ -122,6 +122,41 @@ func TestBars(t *testing.T) {
 	}
 }
 
+// A heal (the recovery phase, the finally check, a quiet period) ends
+// every fault in force: its bar stops there and says so.
+func TestBarsEndAtAHeal(t *testing.T) {
+	r := failing()
+	r.Lines = append(r.Lines,
+		trace.Line{At: 1700 * ms, Node: "world", Kind: trace.Event, Text: "faults stop at 1.7s: the recovery phase begins, the workloads have 1s to finish"})
+	r.Lines = append(r.Lines[:1:1], append([]trace.Line{
+		{At: 200 * ms, Node: "client", Inc: 1, Kind: trace.Event, Text: "quiet for 50ms, until 250ms"},
+	}, r.Lines[1:]...)...)
+	tl := BuildTimeline(r)
+	for _, c := range []struct {
+		node, class string
+		until       int64
+		healed      bool
+	}{
+		{"n1", "crash", 200 * ms, true},      // healed by the quiet period
+		{"n2", "pause", 1700 * ms, true},     // by the recovery phase
+		{"n2", "clog", 700 * ms, false},      // ended on its own
+		{"n1", "partition", 600 * ms, false}, // began after the quiet period
+	} {
+		var found *Bar
+		for _, b := range lane(t, tl, c.node).Bars {
+			if b.Class == c.class {
+				found = &b
+			}
+		}
+		if found == nil {
+			t.Fatalf("%s: no %s bar", c.node, c.class)
+		}
+		if found.Until != c.until || strings.Contains(found.Title, "healed at") != c.healed || found.Open {
+			t.Errorf("%s %s bar: until %d, open %v, title %q; want until %d, healed %v", c.node, c.class, found.Until, found.Open, found.Title, c.until, c.healed)
+		}
+	}
+}
+
 func TestPartitionSide(t *testing.T) {
 	// A side splits the world in two: everyone is cut from someone.
 	f := faults.Fault{Kind: "partition", Side: []string{"n2"}}
