@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -17,11 +18,23 @@ type builtinDoc struct {
 	params   []string
 }
 
-// worldKeys are the world's JSON keys, world()'s keyword arguments.
-var worldKeys = []string{"nodes", "workload", "workloads", "finally_", "liveness", "duration", "latency", "links",
-	"faults_after_setup", "supervise", "net_overlay", "compat_overlay", "watchdog", "preempt", "faults", "profiles"}
+// worldKeys are the world's JSON keys, world()'s keyword arguments
+// (finally_ for finally, which Starlark reserves).
+var worldKeys = func() []string {
+	var keys []string
+	for _, f := range world.Fields() {
+		k := f[:strings.IndexAny(f+".", ".[")]
+		if k == "finally" {
+			k = "finally_"
+		}
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}()
 
-var faultFields = []string{"at", "kind", "node", "from", "to", "side", "groups", "dir", "mode", "delay", "factor", "op", "path", "offset", "target", "site", "until"}
+var faultFields = faults.FieldNames()
 
 // builtinDocs covers the workbench's builtins and the methods whose
 // keywords are worth completing; a bound method is keyed type.name.

@@ -55,7 +55,7 @@ func (f *Fault) CompareSameType(op syntax.Token, y sl.Value, depth int) (bool, e
 }
 
 // faultFields are the schedule file's fault fields, in its order.
-var faultFields = []string{"at", "kind", "node", "from", "to", "side", "groups", "dir", "mode", "delay", "factor", "op", "path", "offset", "target", "site", "until"}
+var faultFields = faults.FieldNames()
 
 func (f *Fault) AttrNames() []string {
 	names := slices.Clone(faultFields)

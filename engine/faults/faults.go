@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -144,6 +145,17 @@ type faultJSON struct {
 	Target int64      `json:"target,omitempty"`
 	Site   string     `json:"site,omitempty"`
 	Until  string     `json:"until"`
+}
+
+// FieldNames are a fault's JSON fields, in the order a schedule writes
+// them.
+func FieldNames() []string {
+	t := reflect.TypeFor[faultJSON]()
+	names := make([]string, t.NumField())
+	for i := range names {
+		names[i], _, _ = strings.Cut(t.Field(i).Tag.Get("json"), ",")
+	}
+	return names
 }
 
 // MarshalJSON writes the spec's form: {"at": "1.2s", "kind": "crash", "node": "n1", "until": "1.5s"}.
