@@ -35,6 +35,7 @@ const (
 	ClassDeadlock = "deadlock" // everything is blocked and nothing can wake it
 	ClassWatchdog = "watchdog" // a program ran too long in real time without yielding
 	ClassLiveness = "liveness" // with liveness.within: the workloads did not finish in time once faults stopped
+	ClassProperty = "property" // a sim.Always or AlwaysOrUnreachable was false, or an Unreachable was reached
 )
 
 // RunOptions say which seed to run and, for a replay, which faults.
@@ -68,6 +69,8 @@ type Result struct {
 	Lines    []trace.Line
 	Disks    []NodeDisk // with RunOptions.KeepDisks: every program's disk at the end
 	State    *State     // with RunOptions.State: the world at the end
+
+	Properties []Property // sim properties this run reached or its programs declare (properties.go)
 }
 
 type runner struct {
@@ -105,6 +108,7 @@ type runner struct {
 	nodef *nodeRun // pauses, slowdowns and clocks (nodefaults.go)
 
 	bug   *buggifyRun    // sim.Buggify sites (buggify.go)
+	props *propRun       // sim properties (properties.go)
 	held  bool           // faults_after_setup: faults wait for sim.SetupComplete
 	skews []faults.Fault // clock skews held by faults_after_setup, applied when faults start
 }

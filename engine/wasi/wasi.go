@@ -60,6 +60,10 @@ type Process struct {
 	// Buggify is asked when the program calls sim.Buggify at site
 	// ("file:line") with firing probability prob; nil never fires.
 	Buggify func(site string, prob float64) bool
+	// Assert receives each sim property evaluation; true means it failed the run and the guest must stop.
+	Assert func(a Assertion) (stop bool)
+	// History records the program's sim.Put, Get and Invoke; nil records nothing.
+	History HistoryRecorder
 	// SyncDelay, if set, is the virtual time each file or directory fsync
 	// takes (disk_latency); the node waits that long before it syncs.
 	SyncDelay func() int64

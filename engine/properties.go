@@ -1,0 +1,328 @@
+package engine
+
+import (
+	"fmt"
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/seedfall/seedfall/engine/wasi"
+)
+
+// ClassProperty is declared with the other classes in run.go.
+
+// Property kinds, as Result.Properties names them.
+const (
+	PropAlways              = "always"
+	PropAlwaysOrUnreachable = "always_or_unreachable"
+	PropSometimes           = "sometimes"
+	PropReachable           = "reachable"
+	PropUnreachable         = "unreachable"
+)
+
+// propKinds maps the assert ABI's kind numbers to names.
+var propKinds = map[int]string{
+	wasi.AssertAlways:              PropAlways,
+	wasi.AssertAlwaysOrUnreachable: PropAlwaysOrUnreachable,
+	wasi.AssertSometimes:           PropSometimes,
+	wasi.AssertReachable:           PropReachable,
+	wasi.AssertUnreachable:         PropUnreachable,
+}
+
+// simFuncs maps the sim functions that declare a property to their kind
+// and the index of their message argument.
+var simFuncs = map[string]struct {
+	kind string
+	arg  int
+}{
+	"Always":              {PropAlways, 1},
+	"AlwaysOrUnreachable": {PropAlwaysOrUnreachable, 1},
+	"Sometimes":           {PropSometimes, 1},
+	"Reachable":           {PropReachable, 0},
+	"Unreachable":         {PropUnreachable, 0},
+}
+
+// Property is what one run saw of one sim property: the evaluations of
+// one (kind, message) wherever they happened. A property the programs'
+// source declares but the run never reached is listed with Hits 0.
+type Property struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Site    string `json:"site"` // "file:line" of its first hit, or of its declaration
+	Hits    uint64 `json:"hits"`
+	True    uint64 `json:"true"`  // evaluations with the condition true (every hit of Reachable and Unreachable)
+	False   uint64 `json:"false"` // evaluations with the condition false
+	// Failed: this property failed the run (a false Always or
+	// AlwaysOrUnreachable, a reached Unreachable).
+	Failed bool `json:"failed,omitempty"`
+}
+
+// Holds reports whether the property was met by this run alone: an Always
+// reached and never false, a Sometimes true once, a Reachable reached, an
+// AlwaysOrUnreachable never false, an Unreachable not reached. Across a
+// sweep the CLI combines runs.
+func (p Property) Holds() bool {
+	switch p.Kind {
+	case PropAlways:
+		return p.Hits > 0 && p.False == 0
+	case PropAlwaysOrUnreachable:
+		return p.False == 0
+	case PropSometimes, PropReachable:
+		return p.True > 0
+	case PropUnreachable:
+		return p.Hits == 0
+	}
+	return false
+}
+
+func init() {
+	register(family{name: "properties", setup: (*runner).propSetup, process: (*runner).propProcess,
+		result: func(r *runner, res *Result) { res.Properties = r.props.list(r.p) }})
+}
+
+type propKey struct{ kind, message string }
+
+// propRun is the properties' state in one run, in order of first hit.
+type propRun struct {
+	seen  []*Property
+	index map[propKey]*Property
+}
+
+func (r *runner) propSetup() error {
+	r.props = &propRun{index: map[propKey]*Property{}}
+	return nil
+}
+
+func (r *runner) propProcess(n *node, p *wasi.Process) {
+	p.Assert = func(a wasi.Assertion) bool { return r.assert(n, a) }
+}
+
+// assert records one evaluation and says whether it failed the run. The
+// trace shows the first hit of each property, the first time a Sometimes
+// holds, and a failure.
+func (r *runner) assert(n *node, a wasi.Assertion) (stop bool) {
+	kind, ok := propKinds[a.Kind]
+	if !ok || r.res != nil {
+		return false
+	}
+	k := propKey{kind, a.Message}
+	pr := r.props.index[k]
+	if pr == nil {
+		pr = &Property{Kind: kind, Message: a.Message, Site: a.Site}
+		r.props.index[k] = pr
+		r.props.seen = append(r.props.seen, pr)
+		r.event(n, fmt.Sprintf("property %s %q first reached at %s%s", kind, a.Message, a.Site, withDetails(a.Details)))
+	}
+	pr.Hits++
+	if a.Cond {
+		pr.True++
+		if kind == PropSometimes && pr.True == 1 && pr.Hits > 1 {
+			r.event(n, fmt.Sprintf("property %s %q first true at %s%s", kind, a.Message, a.Site, withDetails(a.Details)))
+		}
+	} else {
+		pr.False++
+	}
+	fails := false
+	switch kind {
+	case PropAlways, PropAlwaysOrUnreachable:
+		fails = !a.Cond
+	case PropUnreachable:
+		fails = true
+	}
+	if !fails {
+		return false
+	}
+	pr.Failed = true
+	what := "failed"
+	if kind == PropUnreachable {
+		what = "was reached"
+	}
+	r.event(n, fmt.Sprintf("property %s %q %s at %s%s", kind, a.Message, what, a.Site, withDetails(a.Details)))
+	reason := fmt.Sprintf("property %q %s in %s", a.Message, what, n.label())
+	if a.Details != "" {
+		reason += ": details " + a.Details
+	}
+	r.fail(ClassProperty, n, reason)
+	return true
+}
+
+func withDetails(d string) string {
+	if d == "" {
+		return ""
+	}
+	return ": " + d
+}
+
+// list is the run's properties in order of first hit, then those the
+// programs declare that it never reached, by site.
+func (pr *propRun) list(p *Prepared) []Property {
+	var out []Property
+	for _, x := range pr.seen {
+		out = append(out, *x)
+	}
+	for _, d := range p.declared() {
+		if pr.index[propKey{d.Kind, d.Message}] == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// declared caches, per program binary, the properties its source declares.
+var declared sync.Map // "hash pkg" -> []Property
+
+// declared lists the properties that the programs' source declares, so
+// that one no seed reaches still shows in coverage: every call of a sim
+// property function with a constant message in the program's package and
+// the packages of its own module it imports (as built for wasip1).
+// Properties in other modules, or with computed messages, are known once
+// reached. Sorted by site, without repeats.
+func (p *Prepared) declared() []Property {
+	var out []Property
+	seen := map[propKey]bool{}
+	add := func(pkg, hash string) {
+		if pkg == "" {
+			return // a prebuilt wasm: no source to read
+		}
+		key := hash + " " + pkg
+		v, ok := declared.Load(key)
+		if !ok {
+			v, _ = declared.LoadOrStore(key, scanProperties(pkg))
+		}
+		for _, d := range v.([]Property) {
+			if k := (propKey{d.Kind, d.Message}); !seen[k] {
+				seen[k] = true
+				out = append(out, d)
+			}
+		}
+	}
+	for _, prog := range p.Programs {
+		add(prog.Pkg, prog.Hash)
+		if prog.Upgrade != nil {
+			add(prog.UpgradeTo, prog.Upgrade.Hash)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Property) int { return strings.Compare(a.Site, b.Site) })
+	return out
+}
+
+// scanProperties parses the package in dir and the packages of its module
+// it imports, and lists their property calls. Errors only make the list
+// shorter: the build already reported anything that matters.
+func scanProperties(dir string) []Property {
+	root, modPath := moduleOf(dir)
+	if root == "" {
+		return nil
+	}
+	ctx := build.Default
+	ctx.GOOS, ctx.GOARCH, ctx.CgoEnabled = "wasip1", "wasm", false
+	var out []Property
+	fset := token.NewFileSet()
+	done := map[string]bool{}
+	queue := []string{dir}
+	for len(queue) > 0 {
+		d := queue[0]
+		queue = queue[1:]
+		if done[d] {
+			continue
+		}
+		done[d] = true
+		bp, err := ctx.ImportDir(d, 0)
+		if err != nil {
+			continue
+		}
+		rel, _ := filepath.Rel(root, d)
+		importPath := path.Join(modPath, filepath.ToSlash(rel))
+		for _, name := range bp.GoFiles {
+			f, err := parser.ParseFile(fset, filepath.Join(d, name), nil, parser.SkipObjectResolution)
+			if err != nil {
+				continue
+			}
+			out = append(out, fileProperties(fset, f, importPath+"/"+name)...)
+		}
+		for _, imp := range bp.Imports {
+			if sub, ok := strings.CutPrefix(imp, modPath+"/"); ok {
+				queue = append(queue, filepath.Join(root, filepath.FromSlash(sub)))
+			}
+		}
+	}
+	return out
+}
+
+// fileProperties finds the calls sim.Always(cond, "message", ...) and
+// kin in one file; file is its name as a -trimpath build reports it.
+func fileProperties(fset *token.FileSet, f *ast.File, file string) []Property {
+	name := ""
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == "github.com/seedfall/seedfall/sim" {
+			name = "sim"
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+		}
+	}
+	if name == "" || name == "_" {
+		return nil
+	}
+	var out []Property
+	ast.Inspect(f, func(x ast.Node) bool {
+		call, ok := x.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if id, ok := sel.X.(*ast.Ident); !ok || id.Name != name {
+			return true
+		}
+		fn, ok := simFuncs[sel.Sel.Name]
+		if !ok || len(call.Args) <= fn.arg {
+			return true
+		}
+		lit, ok := call.Args[fn.arg].(*ast.BasicLit)
+		if !ok || lit.Kind != token.STRING {
+			return true
+		}
+		msg, err := strconv.Unquote(lit.Value)
+		if err != nil {
+			return true
+		}
+		site := fmt.Sprintf("%s:%d", file, fset.Position(call.Pos()).Line)
+		out = append(out, Property{Kind: fn.kind, Message: msg, Site: site})
+		return true
+	})
+	return out
+}
+
+// moduleOf finds the module that holds dir: its root and its path.
+func moduleOf(dir string) (root, modPath string) {
+	for d := dir; ; {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+			for _, line := range strings.Split(string(b), "\n") {
+				if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+					p := strings.TrimSpace(rest)
+					if u, err := strconv.Unquote(p); err == nil {
+						p = u
+					}
+					return d, p
+				}
+			}
+			return "", ""
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", ""
+		}
+		d = parent
+	}
+}
