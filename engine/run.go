@@ -27,15 +27,16 @@ import (
 
 // Verdict classes of a failed run.
 const (
-	ClassWorkload = "workload" // a workload exited non-zero
-	ClassFinally  = "finally"  // the finally check exited non-zero
-	ClassPanic    = "panic"    // a program panicked (exit status 2)
-	ClassExit     = "exit"     // a node exited with an error and is not supervised
-	ClassTrap     = "trap"     // a program trapped (out of bounds, unreachable, ...)
-	ClassDeadlock = "deadlock" // everything is blocked and nothing can wake it
-	ClassWatchdog = "watchdog" // a program ran too long in real time without yielding
-	ClassLiveness = "liveness" // with liveness.within: the workloads did not finish in time once faults stopped
-	ClassProperty = "property" // a sim.Always or AlwaysOrUnreachable was false, or an Unreachable was reached
+	ClassWorkload        = "workload"        // a workload exited non-zero
+	ClassFinally         = "finally"         // the finally check exited non-zero
+	ClassPanic           = "panic"           // a program panicked (exit status 2)
+	ClassExit            = "exit"            // a node exited with an error and is not supervised
+	ClassTrap            = "trap"            // a program trapped (out of bounds, unreachable, ...)
+	ClassDeadlock        = "deadlock"        // everything is blocked and nothing can wake it
+	ClassWatchdog        = "watchdog"        // a program ran too long in real time without yielding
+	ClassLiveness        = "liveness"        // with liveness.within: the workloads did not finish in time once faults stopped
+	ClassLinearizability = "linearizability" // the operations recorded with sim.Put, Get and Invoke are not linearizable
+	ClassProperty        = "property"        // a sim.Always or AlwaysOrUnreachable was false, or an Unreachable was reached
 )
 
 // RunOptions say which seed to run and, for a replay, which faults.
@@ -67,8 +68,9 @@ type Result struct {
 	Digest   string // sha256 of the trace and the verdict
 	Schedule *faults.Schedule
 	Lines    []trace.Line
-	Disks    []NodeDisk // with RunOptions.KeepDisks: every program's disk at the end
-	State    *State     // with RunOptions.State: the world at the end
+	Disks    []NodeDisk      // with RunOptions.KeepDisks: every program's disk at the end
+	State    *State          // with RunOptions.State: the world at the end
+	History  *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
 
 	Properties []Property // sim properties this run reached or its programs declare (properties.go)
 }
@@ -108,6 +110,7 @@ type runner struct {
 	nodef *nodeRun // pauses, slowdowns and clocks (nodefaults.go)
 
 	bug   *buggifyRun    // sim.Buggify sites (buggify.go)
+	hist  *historyRun    // sim.Put, Get and Invoke (history.go)
 	props *propRun       // sim properties (properties.go)
 	held  bool           // faults_after_setup: faults wait for sim.SetupComplete
 	skews []faults.Fault // clock skews held by faults_after_setup, applied when faults start
