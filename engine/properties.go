@@ -113,13 +113,22 @@ func (r *runner) assert(n *node, a wasi.Assertion) (stop bool) {
 	if !ok || r.res != nil {
 		return false
 	}
+	fails := false
+	switch kind {
+	case PropAlways, PropAlwaysOrUnreachable:
+		fails = !a.Cond
+	case PropUnreachable:
+		fails = true
+	}
 	k := propKey{kind, a.Message}
 	pr := r.props.index[k]
 	if pr == nil {
 		pr = &Property{Kind: kind, Message: a.Message, Site: a.Site}
 		r.props.index[k] = pr
 		r.props.seen = append(r.props.seen, pr)
-		r.event(n, fmt.Sprintf("property %s %q first reached at %s%s", kind, a.Message, a.Site, withDetails(a.Details)))
+		if !fails { // else the failure's line says it all
+			r.event(n, fmt.Sprintf("property %s %q first reached at %s%s", kind, a.Message, a.Site, withDetails(a.Details)))
+		}
 	}
 	pr.Hits++
 	if a.Cond {
@@ -129,13 +138,6 @@ func (r *runner) assert(n *node, a wasi.Assertion) (stop bool) {
 		}
 	} else {
 		pr.False++
-	}
-	fails := false
-	switch kind {
-	case PropAlways, PropAlwaysOrUnreachable:
-		fails = !a.Cond
-	case PropUnreachable:
-		fails = true
 	}
 	if !fails {
 		return false

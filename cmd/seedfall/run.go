@@ -23,6 +23,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of seedfall itself to this file")
 	reportPath := fs.String("report", "", "write an HTML report of the sweep to this file")
 	withPinned := fs.Bool("pinned", true, "replay the regressions pinned next to the config (seedfall pin) before the seeds")
+	cov := coverageFlags(fs) // coverage.go
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -114,6 +115,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		res := results[i]
 		results[i] = nil // let the trace go
 		rep.add(res, s.replayCommand(res.Seed))
+		cov.add(res)
 		schedule := ""
 		if res.Passed {
 			passed++
@@ -158,10 +160,11 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%d seeds: %d passed, %d failed%s in %s (%.0f seeds/s)\n",
 			len(list), passed, failed, seedList(failedSeeds), el.Round(time.Millisecond), float64(len(list))/el.Seconds())
 	}
+	unmet := cov.write(stdout, stderr, *asJSON)
 	if err := rep.write(stderr); err != nil {
 		return err
 	}
-	if failed > 0 || pinnedFailing > 0 {
+	if failed > 0 || pinnedFailing > 0 || unmet {
 		return errFailed
 	}
 	return nil

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+// coverage adds up the sim properties of a sweep's seeds, in the manner
+// of Antithesis's property report: which properties held across the
+// sweep, and which never did (a Sometimes never true, a Reachable or an
+// Always never reached).
+//
+// An unmet property does not fail the sweep by default: one seed, or a
+// short sweep, cannot be expected to reach every rare case, and a red
+// sweep for that would teach people to ignore red. -require-coverage makes
+// it fail (exit 1), for long CI sweeps that must prove their faults reach
+// the code.
+type coverage struct {
+	require *bool
+	seeds   int
+	props   []*covProp // in order of first appearance, seeds in sweep order
+	index   map[[2]string]*covProp
+}
+
+// covProp is one property over the sweep.
+type covProp struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Site    string `json:"site"`
+	Status  string `json:"status"`  // ok, unmet or failed
+	Seeds   int    `json:"seeds"`   // seeds in the sweep
+	Reached int    `json:"reached"` // seeds that reached it
+	True    int    `json:"true"`    // seeds in which its condition held at least once
+	Failed  int    `json:"failed"`  // seeds it failed
+	Hits    uint64 `json:"hits"`    // evaluations over the sweep
+}
+
+func coverageFlags(fs *flag.FlagSet) *coverage {
+	return &coverage{
+		require: fs.Bool("require-coverage", false, "fail the sweep when a Sometimes never held, or a Reachable or Always was never reached"),
+		index:   map[[2]string]*covProp{},
+	}
+}
+
+// add counts one seed's result; call it in sweep order.
+func (c *coverage) add(res *engine.Result) {
+	c.seeds++
+	for _, p := range res.Properties {
+		k := [2]string{p.Kind, p.Message}
+		cp := c.index[k]
+		if cp == nil {
+			cp = &covProp{Kind: p.Kind, Message: p.Message, Site: p.Site}
+			c.index[k] = cp
+			c.props = append(c.props, cp)
+		}
+		if cp.Reached == 0 && p.Hits > 0 {
+			cp.Site = p.Site // where it is reached, rather than declared
+		}
+		cp.Hits += p.Hits
+		if p.Hits > 0 {
+			cp.Reached++
+		}
+		if p.True > 0 {
+			cp.True++
+		}
+		if p.Failed {
+			cp.Failed++
+		}
+	}
+}
+
+// status says how a property fared over the sweep, and why in words.
+func (p *covProp) status() (status, why string) {
+	reached := fmt.Sprintf("reached in %d of %d seeds", p.Reached, p.Seeds)
+	switch p.Kind {
+	case engine.PropAlways, engine.PropAlwaysOrUnreachable:
+		switch {
+		case p.Failed > 0:
+			return "failed", fmt.Sprintf("false in %d of %d seeds", p.Failed, p.Seeds)
+		case p.Reached == 0 && p.Kind == engine.PropAlways:
+			return "unmet", "never reached"
+		case p.Reached == 0:
+			return "ok", "never reached (allowed)"
+		}
+		return "ok", reached + ", never false"
+	case engine.PropSometimes:
+		switch {
+		case p.True > 0:
+			return "ok", fmt.Sprintf("true in %d of %d seeds", p.True, p.Seeds)
+		case p.Reached == 0:
+			return "unmet", "never reached"
+		}
+		return "unmet", reached + ", never true"
+	case engine.PropReachable:
+		if p.Reached == 0 {
+			return "unmet", "never reached"
+		}
+		return "ok", reached
+	case engine.PropUnreachable:
+		if p.Reached > 0 {
+			return "failed", reached
+		}
+		return "ok", "never reached"
+	}
+	return "ok", reached
+}
+
+// write prints the coverage table (or, with asJSON, one final
+// {"coverage": [...]} object) when the sweep has properties, and says
+// whether -require-coverage fails the sweep.
+func (c *coverage) write(stdout, stderr io.Writer, asJSON bool) (fail bool) {
+	if len(c.props) == 0 {
+		return false
+	}
+	unmet := 0
+	whys := make([]string, len(c.props))
+	for i, p := range c.props {
+		p.Seeds = c.seeds
+		p.Status, whys[i] = p.status()
+		if p.Status == "unmet" {
+			unmet++
+		}
+	}
+	note := ""
+	if unmet > 0 {
+		note = "1 property never held across the sweep"
+		if unmet > 1 {
+			note = fmt.Sprintf("%d properties never held across the sweep", unmet)
+		}
+		if *c.require {
+			note += " (-require-coverage)"
+		} else {
+			note += "; this does not fail the sweep, -require-coverage would"
+		}
+	}
+	if asJSON {
+		b, _ := json.Marshal(struct {
+			Coverage []*covProp `json:"coverage"`
+		}{c.props})
+		fmt.Fprintf(stdout, "%s\n", b)
+		if note != "" {
+			fmt.Fprintf(stderr, "seedfall: %s\n", note)
+		}
+		return unmet > 0 && *c.require
+	}
+	fmt.Fprintf(stdout, "property coverage over %s:\n", plural(c.seeds, "seed"))
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	for i, p := range c.props {
+		mark := "  ok"
+		if p.Status != "ok" {
+			mark = "  " + strings.ToUpper(p.Status)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%q\t%s\t%s\n", mark, p.Kind, p.Message, whys[i], p.Site)
+	}
+	tw.Flush()
+	if note != "" {
+		fmt.Fprintln(stdout, note)
+	}
+	return unmet > 0 && *c.require
+}
