@@ -135,7 +135,19 @@ func (s *session) saveSchedule(res *engine.Result) (string, error) {
 	}
 	sch := *res.Schedule
 	sch.Config = s.configName()
+	if h := res.History; h != nil && len(h.HTML) > 0 {
+		// porcupine's picture of the history that is not linearizable.
+		if err := os.WriteFile(s.historyPath(res.Seed), h.HTML, 0o644); err != nil {
+			return "", err
+		}
+	}
 	return path, sch.Save(path)
+}
+
+// historyPath is where a seed's history that is not linearizable is drawn,
+// next to its schedule.
+func (s *session) historyPath(seed uint64) string {
+	return filepath.Join(s.w.Dir, ".seedfall", fmt.Sprintf("seed-%d.history.html", seed))
 }
 
 // configName names the world a schedule belongs to: the file, and the
@@ -252,6 +264,11 @@ func (s *session) printVerdict(w io.Writer, res *engine.Result, replay string) {
 	}
 	if replay != "" {
 		fmt.Fprintf(w, "  replay: %s\n", replay)
+		if res.History != nil && len(res.History.HTML) > 0 {
+			if _, err := os.Stat(s.historyPath(res.Seed)); err == nil {
+				fmt.Fprintf(w, "  history: %s (open it in a browser)\n", displayPath(s.historyPath(res.Seed)))
+			}
+		}
 	}
 }
 
@@ -271,11 +288,15 @@ type jsonResult struct {
 	Digest   string `json:"digest"`
 	Faults   int    `json:"faults"`
 	Schedule string `json:"schedule,omitempty"`
+	// History: operations recorded with sim.Put, Get and Invoke, and the
+	// linearizability check's verdict.
+	History *engine.HistorySummary `json:"history,omitempty"`
 }
 
 func newJSONResult(res *engine.Result, schedule string) jsonResult {
 	return jsonResult{Seed: res.Seed, Passed: res.Passed, Class: res.Class, Reason: res.Reason, Node: res.Node,
-		SimNs: res.SimNs, WallNs: res.WallNs, Steps: res.Steps, Digest: res.Digest, Faults: len(res.Schedule.Faults), Schedule: schedule}
+		SimNs: res.SimNs, WallNs: res.WallNs, Steps: res.Steps, Digest: res.Digest, Faults: len(res.Schedule.Faults), Schedule: schedule,
+		History: res.History}
 }
 
 func writeJSON(w io.Writer, res *engine.Result, schedule string) {

@@ -196,14 +196,19 @@ func (op *Op) String() string {
 // when says who made the operation and when: "client#1 at 1.2s-1.3s",
 // "client#1 from 1.2s, never finished".
 func (op *Op) when() string {
-	if op.Status == Open {
-		return fmt.Sprintf("%s from %v, never finished", op.Client, time.Duration(op.CallNs))
+	call, ret := micros(op.CallNs), micros(op.ReturnNs)
+	switch {
+	case op.Status == Open:
+		return fmt.Sprintf("%s from %v, never finished", op.Client, call)
+	case call == ret:
+		return fmt.Sprintf("%s at %v", op.Client, call)
 	}
-	if op.CallNs == op.ReturnNs {
-		return fmt.Sprintf("%s at %v", op.Client, time.Duration(op.CallNs))
-	}
-	return fmt.Sprintf("%s at %v-%v", op.Client, time.Duration(op.CallNs), time.Duration(op.ReturnNs))
+	return fmt.Sprintf("%s at %v-%v", op.Client, call, ret)
 }
+
+// micros rounds a virtual time to the microsecond: enough to tell operations
+// apart, short enough to read.
+func micros(ns int64) time.Duration { return time.Duration(ns).Round(time.Microsecond) }
 
 func (op *Op) describe() string { return fmt.Sprintf("%s %s of %s", op.Client, op.Kind, op.Object) }
 
