@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/examples/liveness/internal/counter"
+	"github.com/seedfall/seedfall/sim"
 )
 
 func main() {
@@ -29,6 +30,7 @@ func main() {
 	note := ""
 	if st.Migrated != "" {
 		note = " (" + st.Migrated + ")"
+		sim.Reachable("the v1->v2 migration ran", map[string]any{"migrated": st.Migrated})
 	}
 	s := &counter.Server{Store: st, Dedup: *dedup, SlowReply: *slow}
 	log.Fatalf("server: %v", s.ListenAndServe(*listen, note))

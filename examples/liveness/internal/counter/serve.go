@@ -97,7 +97,11 @@ func (s *Server) handle(f []string) (string, bool) {
 		if !ok {
 			break
 		}
-		if s.Dedup && r.Req <= st.Last[r.Client] {
+		resend := r.Req <= st.Last[r.Client]
+		// Coverage: the faults must make clients resend, or the dedup
+		// path is never tested.
+		sim.Sometimes(resend, "a client resent an add", map[string]any{"client": r.Client, "req": r.Req})
+		if s.Dedup && resend {
 			log.Printf("server: %s request %d is a resend, already applied", r.Client, r.Req)
 			return "OK " + strconv.FormatInt(st.Total, 10), false
 		}
