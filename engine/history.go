@@ -9,7 +9,8 @@ import (
 )
 
 // HistoryLimit is the real time the linearizability check of one run may
-// take. A check that runs out of it is "unknown": the run passes as if the
+// take (a quarter of the watchdog at most), and explaining a failure as
+// much again. A check that runs out of it is "unknown": the run passes as if the
 // history were linearizable, and nothing in its trace or digest says
 // otherwise, because whether it runs out depends on the host.
 var HistoryLimit = 5 * time.Second
@@ -87,7 +88,14 @@ func (r *runner) historyCheck() (string, *node, string) {
 	if r.hist.h.Len() == 0 {
 		return "", nil, ""
 	}
-	out := r.hist.h.Check(HistoryLimit)
+	// The check runs while the last program to finish holds the baton:
+	// keep it well inside the watchdog, or a slow check would fail the run
+	// as a busy loop. Explaining a failure may take as long again.
+	limit := HistoryLimit
+	if wd := r.w.Watchdog; wd > 0 {
+		limit = min(limit, wd/4)
+	}
+	out := r.hist.h.Check(limit)
 	r.hist.outcome = &out
 	if out.Verdict != history.NotLinearizable {
 		return "", nil, ""

@@ -83,3 +83,17 @@ func TestNoHistoryWithoutOperations(t *testing.T) {
 		t.Errorf("History = %+v, want nil", r.History)
 	}
 }
+
+// A check that runs out of time neither passes nor fails the history: the
+// run passes, and only Result.History says the verdict is unknown.
+func TestHistoryCheckOutOfTimeDoesNotFail(t *testing.T) {
+	defer func(l time.Duration) { HistoryLimit = l }(HistoryLimit)
+	HistoryLimit = 0
+	r := twice(t, prepare(t, historyWorld("stale")), 1, nil)
+	if !r.Passed || r.History == nil || r.History.Verdict != "unknown" {
+		t.Fatalf("passed=%v %s: %s, history %+v; want a pass with verdict unknown", r.Passed, r.Class, r.Reason, r.History)
+	}
+	if strings.Contains(output(r, ""), "linearizable") {
+		t.Errorf("the trace mentions the check:\n%s", output(r, ""))
+	}
+}

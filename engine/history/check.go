@@ -31,14 +31,10 @@ type Outcome struct {
 	HTML []byte
 }
 
-// explainLimit bounds the second, verbose check that finds the longest
-// consistent order of a failing object, which can cost more than the
-// first.
-const explainLimit = 2 * time.Second
-
 // Check checks the history for linearizability, one object at a time in
-// sorted order, within limit of real time in all. Only whether it finishes
-// in time depends on the host; what it finds does not.
+// sorted order, within limit of real time in all; explaining a failure
+// takes at most limit again. Only whether it finishes in time depends on
+// the host; what it finds does not.
 func (h *History) Check(limit time.Duration) Outcome {
 	out := Outcome{Verdict: Linearizable, Ops: len(h.ops)}
 	deadline := time.Now().Add(limit)
@@ -54,7 +50,7 @@ func (h *History) Check(limit time.Duration) Outcome {
 			out.Verdict = Unknown
 		case porcupine.Illegal:
 			out.Verdict, out.Object = NotLinearizable, o.name
-			out.Reason, out.HTML = explain(o, m)
+			out.Reason, out.HTML = explain(o, m, limit)
 			return out
 		}
 	}
@@ -121,8 +117,8 @@ func modelFor(op *Op) porcupine.Model {
 // pattern when one fits (a stale read, a value nobody wrote), else
 // porcupine's longest consistent order and the operation that cannot
 // follow it. It also renders porcupine's visualization.
-func explain(o object, m porcupine.Model) (string, []byte) {
-	res, info := porcupine.CheckOperationsVerbose(m, operations(o.ops), explainLimit)
+func explain(o object, m porcupine.Model, limit time.Duration) (string, []byte) {
+	res, info := porcupine.CheckOperationsVerbose(m, operations(o.ops), limit)
 	var html bytes.Buffer
 	if res == porcupine.Illegal {
 		if err := porcupine.Visualize(m, info, &html); err != nil {

@@ -189,3 +189,16 @@ func TestInFlight(t *testing.T) {
 		t.Errorf("c#3 has %d operations in flight, want 0", n)
 	}
 }
+
+// A check out of time is unknown, never a failure: whether it runs out
+// depends on the host.
+func TestCheckOutOfTimeIsUnknown(t *testing.T) {
+	h := build(t, []step{
+		inv(0, "c#1", "kv", "put", "k", "v1"), ret(10, 1, "ok"),
+		inv(10, "c#1", "kv", "put", "k", "v2"), ret(20, 2, "ok"),
+		inv(20, "c#1", "kv", "get", "k"), ret(20, 3, "ok", "v1", "true"),
+	})
+	if out := h.Check(0); out.Verdict != Unknown || out.Reason != "" {
+		t.Errorf("Check(0) = %q %q, want unknown and no reason", out.Verdict, out.Reason)
+	}
+}
