@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -118,6 +120,8 @@ func (c *coverage) write(stdout, stderr io.Writer, asJSON bool) (fail bool) {
 	if len(c.props) == 0 {
 		return false
 	}
+	// Reached ones in the order the sweep met them, then the rest.
+	slices.SortStableFunc(c.props, func(a, b *covProp) int { return cmp.Compare(min(a.Reached, 1), min(b.Reached, 1)) * -1 })
 	unmet := 0
 	whys := make([]string, len(c.props))
 	for i, p := range c.props {

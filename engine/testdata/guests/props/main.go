@@ -1,5 +1,5 @@
 // props evaluates sim properties: a balance that -bad drives below zero
-// at step -bad (Always), a Sometimes true only on odd steps, a Reachable
+// at step -bad (Always), a Sometimes true only on even steps, a Reachable
 // at the end, and with -unreachable an Unreachable at that step. It prints
 // each step so tests see where the run stopped.
 package main
@@ -24,7 +24,7 @@ func main() {
 			balance = -5
 		}
 		sim.Always(balance >= 0, "balance never negative", map[string]any{"balance": balance, "step": i})
-		sim.Sometimes(i%2 == 1 && !*never, "an odd step", nil)
+		sim.Sometimes(i%2 == 0 && !*never, "an even step", map[string]any{"step": i})
 		sim.AlwaysOrUnreachable(i <= *n, "steps stay in range", nil)
 		if i == *unreachable {
 			sim.Unreachable("the forbidden branch", map[string]any{"step": i})
