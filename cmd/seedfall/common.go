@@ -291,12 +291,14 @@ type jsonResult struct {
 	// History: operations recorded with sim.Put, Get and Invoke, and the
 	// linearizability check's verdict.
 	History *engine.HistorySummary `json:"history,omitempty"`
+	// Properties: each sim assertion the run reached, with its counts.
+	Properties []engine.Property `json:"properties,omitempty"`
 }
 
 func newJSONResult(res *engine.Result, schedule string) jsonResult {
 	return jsonResult{Seed: res.Seed, Passed: res.Passed, Class: res.Class, Reason: res.Reason, Node: res.Node,
 		SimNs: res.SimNs, WallNs: res.WallNs, Steps: res.Steps, Digest: res.Digest, Faults: len(res.Schedule.Faults), Schedule: schedule,
-		History: res.History}
+		History: res.History, Properties: res.Properties}
 }
 
 func writeJSON(w io.Writer, res *engine.Result, schedule string) {

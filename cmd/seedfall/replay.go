@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/faults"
 )
 
 func replayCmd(args []string, stdout, stderr io.Writer) error {
@@ -32,9 +33,12 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 	} else {
 		printSource(stdout, *seed, sch, from)
 		for i, f := range res.Schedule.Faults {
-			fmt.Fprintf(stdout, "  %-3d %s\n", i+1, f)
+			fmt.Fprintf(stdout, "  %-3d %s\n", i+1, faults.Describe(f))
 		}
 		s.printVerdict(stdout, res, "")
+		for _, p := range res.Properties {
+			fmt.Fprintf(stdout, "property %s %q: %s\n", p.Kind, p.Message, propertyCounts(p))
+		}
 		if res.Passed && sch != nil && (sch.ShrunkFrom > 0 || sch.Duration > 0 && sch.Duration < s.w.Duration) {
 			// A shrunk schedule stops just past the failure it kept.
 			fmt.Fprintf(stdout, "note: this pass is within the schedule's shrunk %v: it shows that what was taken out of the schedule is needed for this failure, not that the program is fixed\n", sch.Duration)
@@ -45,4 +49,17 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 		return errFailed
 	}
 	return nil
+}
+
+// propertyCounts says how one run fared on a property: "reached 12 times,
+// true 12", "never reached", and "FAILED" when it failed the run.
+func propertyCounts(p engine.Property) string {
+	if p.Hits == 0 {
+		return "never reached"
+	}
+	s := fmt.Sprintf("reached %s, true %d, false %d", plural(int(p.Hits), "time"), p.True, p.False)
+	if p.Failed {
+		s += ", FAILED"
+	}
+	return s
 }
