@@ -61,7 +61,7 @@ func main() {
 
 	row := func(name, world string, parallel int) {
 		n := *seeds
-		if strings.Contains(world, "liveness") {
+		if strings.Contains(world, "liveness") || strings.Contains(world, "register") {
 			n = max(*seeds/10, 20) // a heavier world: ten times fewer seeds
 		}
 		start := time.Now()
@@ -86,6 +86,8 @@ func main() {
 	chaos := filepath.Join(*root, "examples/liveness/seedfall.chaos.fixed.json")
 	row("examples/liveness chaos (fixed), 1 core", chaos, 1)
 	row(fmt.Sprintf("examples/liveness chaos (fixed), %d cores", runtime.NumCPU()), chaos, runtime.NumCPU())
+	// 200 recorded operations a run, checked for linearizability.
+	row("examples/register (fixed), 1 core", filepath.Join(*root, "examples/register/seedfall.fixed.json"), 1)
 
 	fmt.Printf("\n%-40s %9s\n", "one seed of examples/kvlog, end to end", "wall")
 	if *cold {
