@@ -75,7 +75,7 @@ func Instrument(wasm []byte) ([]byte, error) {
 	newExp = append(newExp, 0x03) // global
 	newExp = appendU32(newExp, budget)
 
-	newCode, err := instrumentCode(code.payload, check(budget, yield))
+	newCode, err := instrumentCode(code.payload, nil, check(budget, yield))
 	if err != nil {
 		return nil, err
 	}
@@ -202,8 +202,8 @@ func skipLimits(p []byte) (int, error) {
 }
 
 // instrumentCode rewrites every function body of a code section, inserting
-// chk after each loop's block type.
-func instrumentCode(p, chk []byte) ([]byte, error) {
+// entry at the start of each body and loop after each loop's block type.
+func instrumentCode(p, entry, loop []byte) ([]byte, error) {
 	count, n, err := readU32(p)
 	if err != nil {
 		return nil, fmt.Errorf("code section: %w", err)
@@ -217,7 +217,7 @@ func instrumentCode(p, chk []byte) ([]byte, error) {
 			return nil, fmt.Errorf("code section: function %d: bad size", i)
 		}
 		pos += n
-		body, err = instrumentBody(body[:0], p[pos:pos+int(size)], chk)
+		body, err = instrumentBody(body[:0], p[pos:pos+int(size)], entry, loop)
 		if err != nil {
 			return nil, fmt.Errorf("code section: function %d: %w", i, err)
 		}
@@ -228,7 +228,7 @@ func instrumentCode(p, chk []byte) ([]byte, error) {
 	return out, nil
 }
 
-func instrumentBody(out, f, chk []byte) ([]byte, error) {
+func instrumentBody(out, f, entry, loop []byte) ([]byte, error) {
 	// Locals: a vector of (count, valtype).
 	nloc, n, err := readU32(f)
 	if err != nil {
@@ -243,6 +243,7 @@ func instrumentBody(out, f, chk []byte) ([]byte, error) {
 		pos += n + 1
 	}
 	out = append(out, f[:pos]...)
+	out = append(out, entry...)
 	for pos < len(f) {
 		start := pos
 		op := f[pos]
@@ -254,7 +255,7 @@ func instrumentBody(out, f, chk []byte) ([]byte, error) {
 		pos += imm
 		out = append(out, f[start:pos]...)
 		if op == 0x03 { // loop
-			out = append(out, chk...)
+			out = append(out, loop...)
 		}
 	}
 	return out, nil
@@ -392,7 +393,10 @@ func readS33(p []byte) (int64, int, error) {
 }
 
 // Instrumented reports whether a module carries the loop budget.
-func Instrumented(wasm []byte) bool {
+func Instrumented(wasm []byte) bool { return exportsGlobal(wasm, BudgetGlobal) }
+
+// exportsGlobal reports whether a module exports a global named global.
+func exportsGlobal(wasm []byte, global string) bool {
 	secs, err := splitSections(wasm)
 	if err != nil {
 		return false
@@ -419,7 +423,7 @@ func Instrumented(wasm []byte) bool {
 				return false
 			}
 			pos += 1 + m
-			if name == BudgetGlobal && kind == 0x03 {
+			if name == global && kind == 0x03 {
 				return true
 			}
 		}
