@@ -94,12 +94,31 @@ type session struct {
 	w      *world.World
 	e      *engine.Engine
 	p      *engine.Prepared
+	kept   bool // e belongs to seedfall mcp's session, not to this command
+}
+
+// engineKeeper is the stderr of a command that seedfall mcp runs for a
+// tool call: the worlds it opens are prepared in the session's engine,
+// which outlives the command, instead of a new one each time.
+type engineKeeper interface {
+	keptEngine(ctx context.Context) (*engine.Engine, error)
 }
 
 func open(ctx context.Context, wa *worldArgs, stderr io.Writer) (*session, error) {
 	w, err := wa.load()
 	if err != nil {
 		return nil, err
+	}
+	if k, ok := stderr.(engineKeeper); ok {
+		e, err := k.keptEngine(ctx)
+		if err != nil {
+			return nil, err
+		}
+		p, err := e.Prepare(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		return &session{cfg: *wa.cfg, args: wa.String(), stderr: stderr, w: w, e: e, p: p, kept: true}, nil
 	}
 	progress := func(string) {}
 	if isTerminal(stderr) {
@@ -120,7 +139,11 @@ func open(ctx context.Context, wa *worldArgs, stderr io.Writer) (*session, error
 	return &session{cfg: *wa.cfg, args: wa.String(), stderr: stderr, w: w, e: e, p: p}, nil
 }
 
-func (s *session) close() { s.e.Close(context.Background()) }
+func (s *session) close() {
+	if !s.kept {
+		s.e.Close(context.Background())
+	}
+}
 
 // schedulePath is where a failing seed's schedule is kept: next to the config.
 func (s *session) schedulePath(seed uint64) string {
