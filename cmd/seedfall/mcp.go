@@ -145,11 +145,11 @@ func (m *mcpServer) serve(in io.Reader) error {
 func (m *mcpServer) handle(line []byte) {
 	var req rpcRequest
 	if err := json.Unmarshal(line, &req); err != nil {
-		msg := "parse error: " + err.Error()
-		if line[0] == '[' {
-			msg = "batches are not supported: send one request per line"
+		if line[0] == '[' && json.Valid(line) {
+			m.reply(json.RawMessage("null"), nil, &rpcError{rpcInvalidRequest, "batches are not supported: send one request per line"})
+			return
 		}
-		m.reply(json.RawMessage("null"), nil, &rpcError{rpcInvalidRequest, msg})
+		m.reply(json.RawMessage("null"), nil, &rpcError{rpcParseError, "parse error: " + err.Error()})
 		return
 	}
 	notification := len(req.ID) == 0

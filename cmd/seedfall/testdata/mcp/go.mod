@@ -1,0 +1,3 @@
+module example.com/lossy
+
+go 1.26
