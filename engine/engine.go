@@ -218,6 +218,9 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 			all = append(all, prog.Upgrade)
 		}
 	}
+	if err := e.preemptPrograms(w, all); err != nil {
+		return nil, err
+	}
 	// Compiling (or loading from the compilation cache) is the slow part of
 	// a cached start: do the programs side by side.
 	errs := make([]error, len(all))

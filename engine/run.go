@@ -110,6 +110,7 @@ type runner struct {
 	nodef *nodeRun // pauses, slowdowns and clocks (nodefaults.go)
 
 	bug   *buggifyRun    // sim.Buggify sites (buggify.go)
+	pre   *preemptRun    // preemption inside nodes (preempt.go); nil under strategy none
 	hist  *historyRun    // sim.Put, Get and Invoke (history.go)
 	props *propRun       // sim properties (properties.go)
 	held  bool           // faults_after_setup: faults wait for sim.SetupComplete

@@ -73,6 +73,10 @@ type Process struct {
 	// Slow, if set, is the node's slowdown factor (at least 1): each wait
 	// for a timer takes that many times as long.
 	Slow func() float64
+	// Preempt, if set, is called when a guest built with build.CountCalls
+	// has used up its count of calls: it may preempt the running goroutine,
+	// and must load the next count into calls.
+	Preempt func(m api.Module, calls api.MutableGlobal)
 
 	fds      []*fdEntry
 	lineBuf  [3][]byte
@@ -341,6 +345,14 @@ func schedYield(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 			panic(sys.NewExitError(ExitKilled))
 		}
 		return 0
+	}
+	// Likewise when its count of calls runs out (build.CountCalls): a
+	// preemption point, decided by the engine, not a yield to other nodes.
+	if p.Preempt != nil {
+		if c, ok := m.ExportedGlobal(build.CallsGlobal).(api.MutableGlobal); ok && uint32(c.Get()) == 0 {
+			p.Preempt(m, c)
+			return 0
+		}
 	}
 	if p.Proc.Yield() {
 		p.killed = true

@@ -1,0 +1,307 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/seedfall/seedfall/engine/build"
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/world"
+)
+
+// KindPreempt is a pct change point: node op(counted call number).
+const KindPreempt = "preempt"
+
+// randomMaxCalls is the most counted calls strategy random lets a
+// goroutine run before it is preempted.
+const randomMaxCalls = 4096
+
+func init() {
+	register(family{name: "preempt", setup: (*runner).preemptSetup, process: (*runner).preemptProcess})
+	faults.Register(faults.KindInfo{Name: KindPreempt, AtOp: true})
+	for _, f := range []string{"strategy", "interleave", "calls", "depth", "steps"} {
+		Implemented["preempt."+f] = true
+	}
+}
+
+// The Go runtime's layout on wasip1, from the go_asm.h that Go 1.26
+// generates for package runtime (GOOS=wasip1 GOARCH=wasm). A guest built
+// with another release is refused (checkGoVersion), since a wrong offset
+// would corrupt the guest silently.
+const (
+	preemptGo     = "go1.26" // the release the offsets come from
+	globalG       = 2        // wasm globals: SP, CTXT, g, RET0-3, PAUSE (cmd/link/internal/wasm/asm.go)
+	gStackguard0  = 16       // g.stackguard0
+	gM            = 48       // g.m
+	gAtomicstatus = 144      // g.atomicstatus
+	gPreempt      = 177      // g.preempt
+	gThrowsplit   = 183      // g.throwsplit
+	mCurg         = 136      // m.curg
+	mLocks        = 216      // m.locks
+	gRunning      = 2        // _Grunning
+	// stackPreempt makes the next stack check of the goroutine fail, so
+	// its next function prologue enters newstack, which sees g.preempt
+	// and reschedules it (runtime/stack.go).
+	stackPreempt = 0xFFFFFFFFFFFFFADE
+)
+
+// preemptGoroutine asks the goroutine running in m to give up its thread
+// at its next function prologue, exactly as the runtime's own preemption
+// requests do. It does nothing, and says so, unless a user goroutine is
+// running and may be preempted: never g0 (the scheduler's own stack), a
+// goroutine in a system call or while its M holds locks.
+func preemptGoroutine(m api.Module) bool {
+	im, ok := m.(experimental.InternalModule)
+	if !ok || im.NumGlobal() <= globalG {
+		return false
+	}
+	g := uint32(im.Global(globalG).Get())
+	if g == 0 {
+		return false
+	}
+	mem := m.Memory()
+	mp, ok1 := mem.ReadUint64Le(g + gM)
+	status, ok2 := mem.ReadUint32Le(g + gAtomicstatus)
+	split, ok3 := mem.ReadByte(g + gThrowsplit)
+	if !ok1 || !ok2 || !ok3 || mp == 0 || mp >= 1<<32 || status != gRunning || split != 0 {
+		return false
+	}
+	curg, ok1 := mem.ReadUint64Le(uint32(mp) + mCurg)
+	locks, ok2 := mem.ReadUint32Le(uint32(mp) + mLocks)
+	if !ok1 || !ok2 || curg != uint64(g) || locks != 0 {
+		return false
+	}
+	return mem.WriteByte(g+gPreempt, 1) && mem.WriteUint64Le(g+gStackguard0, stackPreempt)
+}
+
+// preemptRun is the preemption state of one run.
+type preemptRun struct {
+	strategy world.Strategy
+	nodes    map[string]*preemptNode // by program name
+	given    map[string][]uint64     // a replay's change points, by node
+}
+
+// preemptNode counts one node's calls across its incarnations, so that a
+// change point names the same call in a replay.
+type preemptNode struct {
+	total  uint64   // counted calls in completed counts
+	loaded uint64   // the count loaded now
+	points []uint64 // pct: change points still ahead, ascending
+	due    bool     // a preemption is due, waiting for a goroutine it may preempt
+	stream rng.Stream
+}
+
+func (r *runner) preemptSetup() error {
+	s := r.w.Preempt.Strategy
+	if s == world.StrategyNone || s == "" {
+		return nil
+	}
+	pr := &preemptRun{strategy: s, nodes: map[string]*preemptNode{}}
+	if r.given != nil {
+		pr.given = map[string][]uint64{}
+		for _, f := range r.given.Faults {
+			if f.Kind == KindPreempt {
+				pr.given[f.Node] = append(pr.given[f.Node], f.Op)
+			}
+		}
+	}
+	r.pre = pr
+	return nil
+}
+
+// node returns the state of the node named name, made at its first start:
+// under pct, its change points come from the replayed schedule or are
+// drawn from a stream of its own.
+func (pr *preemptRun) node(r *runner, name string) *preemptNode {
+	if pn := pr.nodes[name]; pn != nil {
+		return pn
+	}
+	pn := &preemptNode{}
+	if pr.strategy == world.StrategyPCT {
+		if pr.given != nil {
+			pn.points = slices.Clone(pr.given[name])
+		} else {
+			pn.points = pctPoints(rng.ForName(r.seed, KindPreempt, name), r.w.Preempt.Depth-1, uint64(r.w.Preempt.Steps))
+		}
+		slices.Sort(pn.points)
+		pn.points = slices.Compact(pn.points)
+	}
+	pr.nodes[name] = pn
+	return pn
+}
+
+// pctPoints draws k distinct change points among counted calls 1..steps.
+func pctPoints(s rng.Stream, k int, steps uint64) []uint64 {
+	if uint64(k) > steps {
+		k = int(steps)
+	}
+	seen := map[uint64]bool{}
+	var out []uint64
+	for len(out) < k {
+		p := 1 + s.Uint64()%steps
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// preemptProcess hooks the node's call count. Streams of strategy random
+// are per incarnation, so a restart does not shift the next one's draws.
+func (r *runner) preemptProcess(n *node, p *wasi.Process) {
+	if r.pre == nil {
+		return
+	}
+	pn := r.pre.node(r, n.prog.Name)
+	pn.loaded, pn.due = 0, false
+	pn.stream = rng.ForName(r.seedFor(KindPreempt), KindPreempt, n.prog.Name, uint64(n.inc))
+	p.Preempt = func(m api.Module, calls api.MutableGlobal) { r.preemptPoint(n, pn, m, calls) }
+}
+
+// preemptPoint runs when the node's count of calls is used up: it preempts
+// the running goroutine if a preemption is due and loads the next count.
+// A preemption that comes due while no goroutine may be preempted (the
+// scheduler runs, a lock is held) waits for the next counted call.
+func (r *runner) preemptPoint(n *node, pn *preemptNode, m api.Module, calls api.MutableGlobal) {
+	first := pn.loaded == 0 // the guest's first call asks for its first count
+	pn.total += pn.loaded
+	if !first && r.res == nil {
+		switch r.pre.strategy {
+		case world.StrategyPCT:
+			if len(pn.points) > 0 && pn.total >= pn.points[0] {
+				op := pn.points[0]
+				pn.points = pn.points[1:]
+				pn.due = true
+				r.record(faults.Fault{At: time.Duration(r.s.Now()), Kind: KindPreempt, Node: n.prog.Name, Op: op})
+				r.event(n, fmt.Sprintf("fault preempt: change point at counted call #%d", op))
+			}
+		default:
+			pn.due = true
+		}
+	}
+	if pn.due {
+		if !preemptGoroutine(m) {
+			pn.loaded = 1
+			calls.Set(1)
+			return
+		}
+		pn.due = false
+	}
+	pn.loaded = r.nextCount(pn)
+	calls.Set(pn.loaded)
+}
+
+// nextCount is how many counted calls run until the next preemption point.
+func (r *runner) nextCount(pn *preemptNode) uint64 {
+	switch r.pre.strategy {
+	case world.StrategyRandom:
+		return 1 + uint64(pn.stream.Intn(randomMaxCalls))
+	case world.StrategyCalls:
+		return uint64(r.w.Preempt.Calls)
+	}
+	// pct: run to the next change point; without one, only check back
+	// once per time slice.
+	next := uint64(world.MaxPreemptCalls)
+	if len(pn.points) > 0 {
+		next = min(next, max(1, pn.points[0]-min(pn.total, pn.points[0])))
+	}
+	return next
+}
+
+// preemptPrograms replaces every program of a world that preempts by its
+// call-counting variant (build.CountCalls), kept in the cache next to the
+// build. Worlds that do not preempt run the plain modules, which count
+// nothing and cost nothing more.
+func (e *Engine) preemptPrograms(w *world.World, progs []*Program) error {
+	if w.Preempt.Strategy == world.StrategyNone || w.Preempt.Strategy == "" {
+		return nil
+	}
+	key := "preempt.strategy"
+	if w.Preempt.Interleave {
+		key = "preempt.interleave"
+	}
+	dir := filepath.Join(e.opts.CacheDir, "preempt")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("seedfall cache: %v; make it writable or point SEEDFALL_CACHE at a writable directory", err)
+	}
+	for _, prog := range progs {
+		bin, err := os.ReadFile(prog.path)
+		if err != nil {
+			return err
+		}
+		if err := e.checkGoVersion(prog, bin); err != nil {
+			return w.Errorf(key, "%v", err)
+		}
+		if !prog.budget {
+			return w.Errorf(key, "cannot preempt %s: its module could not be instrumented; set preempt.strategy to none", prog.Name)
+		}
+		counted, err := build.CountCalls(bin, w.Preempt.Loops)
+		if err != nil {
+			return w.Errorf(key, "cannot preempt %s: %v; set preempt.strategy to none", prog.Name, err)
+		}
+		sum := sha256.Sum256(counted)
+		hash := hex.EncodeToString(sum[:])
+		path := filepath.Join(dir, hash+".wasm")
+		if _, err := os.Stat(path); err != nil {
+			tmp, err := os.CreateTemp(dir, "calls-")
+			if err != nil {
+				return err
+			}
+			_, err = tmp.Write(counted)
+			if cerr := tmp.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				err = os.Rename(tmp.Name(), path)
+			}
+			if err != nil {
+				os.Remove(tmp.Name())
+				return fmt.Errorf("seedfall cache: %v", err)
+			}
+		}
+		prog.path, prog.Hash, prog.mem = path, hash, e.memPool(hash, counted)
+	}
+	return nil
+}
+
+var goRelease = regexp.MustCompile(`go1\.[0-9]+\.[0-9]+`)
+
+// checkGoVersion refuses a program built by a Go release whose runtime
+// layout preemptGoroutine does not know.
+func (e *Engine) checkGoVersion(prog *Program, bin []byte) error {
+	var version string
+	if prog.Pkg != "" {
+		goroot, err := e.builder.GOROOT()
+		if err != nil {
+			return err
+		}
+		b, err := os.ReadFile(filepath.Join(goroot, "VERSION"))
+		if err != nil {
+			return fmt.Errorf("cannot read the Go version in %s: %v", goroot, err)
+		}
+		version, _, _ = strings.Cut(string(b), "\n")
+	} else if v := goRelease.Find(bin); v != nil {
+		version = string(v) // the runtime's buildVersion
+	}
+	version = strings.TrimSpace(version)
+	if version != preemptGo && !strings.HasPrefix(version, preemptGo+".") {
+		if version == "" {
+			version = "an unknown Go release"
+		}
+		return fmt.Errorf("%s was built with %s, but preemption knows the runtime of %s only: build with %s, or set preempt.strategy to none", prog.Name, version, preemptGo, preemptGo)
+	}
+	return nil
+}
