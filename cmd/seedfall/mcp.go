@@ -538,8 +538,8 @@ type seedFailure struct {
 	LastLines []string `json:"last_lines"`
 }
 
-// mcpDetailedFailures is how many failing seeds of a sweep get their
-// last lines and replay command; the rest get one line each.
+// mcpDetailedFailures is how many failing seeds of a sweep are detailed in
+// the structured result (the text details as many as seedfall run does).
 const mcpDetailedFailures = 20
 
 func toolRun(c *toolCall) (any, error) {
@@ -600,11 +600,15 @@ func toolRun(c *toolCall) (any, error) {
 		} else {
 			schedule = displayPath(path)
 		}
-		if rep.Failed > mcpDetailedFailures {
+		if rep.Failed <= detailedFailures {
+			s.printVerdict(&c.text, res, s.replayCommand(res.Seed))
+		} else {
+			// Past the first few, one line each keeps a long sweep readable.
 			fmt.Fprintf(&c.text, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)
+		}
+		if rep.Failed > mcpDetailedFailures {
 			continue
 		}
-		s.printVerdict(&c.text, res, s.replayCommand(res.Seed))
 		f := seedFailure{jsonResult: newJSONResult(res, schedule), Replay: s.replayCommand(res.Seed), LastLines: []string{}}
 		for _, l := range tailLines(res.Lines, res.Node, 8) {
 			f.LastLines = append(f.LastLines, l.String())
@@ -634,12 +638,10 @@ func toolReplay(c *toolCall) (any, error) {
 		return nil, err
 	}
 	rep := replayReport{jsonResult: newJSONResult(res, from), Faults: []string{}, LastLines: []string{}}
-	printSource(&c.text, seed, sch, from)
-	for i, f := range res.Schedule.Faults {
-		fmt.Fprintf(&c.text, "  %-3d %s\n", i+1, faults.Describe(f))
+	for _, f := range res.Schedule.Faults {
 		rep.Faults = append(rep.Faults, faults.Describe(f))
 	}
-	s.printVerdict(&c.text, res, "")
+	s.printReplay(&c.text, res, sch, from)
 	tail := 20
 	if c.args.Tail != nil {
 		tail = *c.args.Tail

@@ -31,24 +31,30 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		writeJSON(stdout, res, from)
 	} else {
-		printSource(stdout, *seed, sch, from)
-		for i, f := range res.Schedule.Faults {
-			fmt.Fprintf(stdout, "  %-3d %s\n", i+1, faults.Describe(f))
-		}
-		s.printVerdict(stdout, res, "")
-		for _, p := range res.Properties {
-			fmt.Fprintf(stdout, "property %s %q: %s\n", p.Kind, p.Message, propertyCounts(p))
-		}
-		if res.Passed && sch != nil && (sch.ShrunkFrom > 0 || sch.Duration > 0 && sch.Duration < s.w.Duration) {
-			// A shrunk schedule stops just past the failure it kept.
-			fmt.Fprintf(stdout, "note: this pass is within the schedule's shrunk %v: it shows that what was taken out of the schedule is needed for this failure, not that the program is fixed\n", sch.Duration)
-		}
+		s.printReplay(stdout, res, sch, from)
 		fmt.Fprintf(stdout, "digest %s\n", res.Digest)
 	}
 	if !res.Passed {
 		return errFailed
 	}
 	return nil
+}
+
+// printReplay prints a replayed run for a person, but for its digest:
+// where its faults came from, the faults, the verdict and the properties.
+func (s *session) printReplay(w io.Writer, res *engine.Result, sch *faults.Schedule, from string) {
+	printSource(w, res.Seed, sch, from)
+	for i, f := range res.Schedule.Faults {
+		fmt.Fprintf(w, "  %-3d %s\n", i+1, faults.Describe(f))
+	}
+	s.printVerdict(w, res, "")
+	for _, p := range res.Properties {
+		fmt.Fprintf(w, "property %s %q: %s\n", p.Kind, p.Message, propertyCounts(p))
+	}
+	if res.Passed && sch != nil && (sch.ShrunkFrom > 0 || sch.Duration > 0 && sch.Duration < s.w.Duration) {
+		// A shrunk schedule stops just past the failure it kept.
+		fmt.Fprintf(w, "note: this pass is within the schedule's shrunk %v: it shows that what was taken out of the schedule is needed for this failure, not that the program is fixed\n", sch.Duration)
+	}
 }
 
 // propertyCounts says how one run fared on a property: "reached 12 times,
