@@ -93,25 +93,34 @@ func (c *mcpClient) notify(method string) {
 	}
 }
 
-// copyWorld copies testdata/mcp, the lossy world of failure.txtar, into a
-// directory of the test's own: tools write .seedfall/ next to the world.
+// copyWorld copies the lossy programs (the server acknowledges before it
+// syncs, as in failure.txtar) from the starlark package's test data, and
+// testdata/mcp's world, into a directory of the test's own: tools write
+// .seedfall/ next to the world.
 func copyWorld(t *testing.T) string {
 	dir := t.TempDir()
-	err := filepath.WalkDir("testdata/mcp", func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel("testdata/mcp", p)
-		b, err := os.ReadFile(p)
+	copyTree := func(from string) {
+		err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() && d.Name() == ".seedfall" {
+				return filepath.SkipDir // what other tests' runs saved there
+			}
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(from, p)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755)
+			return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
+		})
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755)
-		return os.WriteFile(filepath.Join(dir, rel), b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
+	copyTree("../../starlark/testdata/lossy")
+	copyTree("testdata/mcp") // its seedfall.json replaces the lossy one
 	return dir
 }
 

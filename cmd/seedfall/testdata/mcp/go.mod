@@ -1,3 +1,0 @@
-module example.com/lossy
-
-go 1.26
