@@ -29,6 +29,14 @@ const (
 // (wrapped) for a well-formed module it cannot instrument: one without a
 // sched_yield import, or using instructions Go does not emit.
 func Instrument(wasm []byte) ([]byte, error) {
+	return addCounter(wasm, BudgetGlobal, LoopBudget, false, true)
+}
+
+// addCounter returns a copy of wasm with one more exported mutable i32
+// global, name, starting at init, which the code counts down (at every
+// function entry, at every loop header, or both) and which calls the
+// sched_yield import when it reaches zero.
+func addCounter(wasm []byte, name string, init int32, entries, loops bool) ([]byte, error) {
 	secs, err := splitSections(wasm)
 	if err != nil {
 		return nil, err
@@ -57,11 +65,11 @@ func Instrument(wasm []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("global section: %w", err)
 	}
-	budget := importedGlobals + nglob
+	counter := importedGlobals + nglob
 	newGlob := appendU32(nil, nglob+1)
 	newGlob = append(newGlob, glob.payload[n:]...)
-	newGlob = append(newGlob, 0x7f, 0x01, opI32Const)
-	newGlob = appendS32(newGlob, LoopBudget)
+	newGlob = append(newGlob, 0x7f, 0x01, opI32Const) // mut i32
+	newGlob = appendS32(newGlob, init)
 	newGlob = append(newGlob, opEnd)
 
 	nexp, n, err := readU32(exp.payload)
@@ -70,12 +78,20 @@ func Instrument(wasm []byte) ([]byte, error) {
 	}
 	newExp := appendU32(nil, nexp+1)
 	newExp = append(newExp, exp.payload[n:]...)
-	newExp = appendU32(newExp, uint32(len(BudgetGlobal)))
-	newExp = append(newExp, BudgetGlobal...)
+	newExp = appendU32(newExp, uint32(len(name)))
+	newExp = append(newExp, name...)
 	newExp = append(newExp, 0x03) // global
-	newExp = appendU32(newExp, budget)
+	newExp = appendU32(newExp, counter)
 
-	newCode, err := instrumentCode(code.payload, nil, check(budget, yield))
+	chk := check(counter, yield)
+	var entry, loop []byte
+	if entries {
+		entry = chk
+	}
+	if loops {
+		loop = chk
+	}
+	newCode, err := instrumentCode(code.payload, entry, loop)
 	if err != nil {
 		return nil, err
 	}
