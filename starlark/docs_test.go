@@ -18,53 +18,58 @@ func TestWorkbenchDoc(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the examples")
 	}
-	data, err := os.ReadFile("../docs/workbench.md")
+	out, root := runDoc(t, "workbench.md", 5, "examples/kvlog", "examples/kvclient")
+	for _, want := range []string{"20s 1 server", "False workload client True", "True True", "crash server True", "5ms", "500ms True", "False True True"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("the examples' output has no line ending %q; the comments in the document say it does:\n%s", want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "docs", "out", "rates.csv")); err != nil {
+		t.Errorf("the table example wrote no CSV: %v", err)
+	}
+}
+
+// runDoc runs the ```star blocks of docs/name, in order, as one script
+// whose lines are the document's, from a copy of the document next to
+// copies of the repository's dirs it uses (the builder wants real
+// directories, not links), so what it writes stays out of the tree. It
+// returns what the script printed and the copy's root.
+func runDoc(t *testing.T, name string, minBlocks int, dirs ...string) (out, root string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "docs", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	src, blocks := starBlocks(string(data))
-	if blocks < 5 {
-		t.Fatalf("docs/workbench.md has %d star blocks; the test expects the examples there", blocks)
+	if blocks < minBlocks {
+		t.Fatalf("docs/%s has %d star blocks; the test expects the examples there", name, blocks)
 	}
-	root := t.TempDir()
-	examples, err := filepath.Abs("../examples")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The examples the document runs, copied: the builder wants real
-	// directories, not a link.
-	for _, dir := range []string{"kvlog", "kvclient"} {
-		if err := os.CopyFS(filepath.Join(root, "examples", dir), os.DirFS(filepath.Join(examples, dir))); err != nil {
+	root = t.TempDir()
+	for _, dir := range dirs {
+		if err := os.CopyFS(filepath.Join(root, dir), os.DirFS(filepath.Join("..", dir))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mod, err := os.ReadFile(filepath.Join(examples, "go.mod"))
+	mod, err := os.ReadFile("../examples/go.mod")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(root, "examples", "go.mod"), mod, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	doc := filepath.Join(root, "docs", "workbench.md")
+	doc := filepath.Join(root, "docs", name)
 	if err := os.MkdirAll(filepath.Dir(doc), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(doc, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	env := NewEnv(Options{Engine: testEngine(t), Stdout: &out, Parallel: 4})
+	var b bytes.Buffer
+	env := NewEnv(Options{Engine: testEngine(t), Stdout: &b, Parallel: 4})
 	if _, err := sl.ExecFileOptions(FileOptions, env.NewThread("doc"), doc, src, env.Predeclared()); err != nil {
-		t.Fatalf("docs/workbench.md: %s\noutput so far:\n%s", ScriptError(err), out.String())
+		t.Fatalf("docs/%s: %s\noutput so far:\n%s", name, ScriptError(err), b.String())
 	}
-	for _, want := range []string{"20s 1 server", "False workload client True", "True True", "crash server True", "5ms", "500ms True", "False True True"} {
-		if !strings.Contains(out.String(), want+"\n") {
-			t.Errorf("the examples' output has no line ending %q; the comments in the document say it does:\n%s", want, out.String())
-		}
-	}
-	if _, err := os.Stat(filepath.Join(root, "docs", "out", "rates.csv")); err != nil {
-		t.Errorf("the table example wrote no CSV: %v", err)
-	}
+	return b.String(), root
 }
 
 // starBlocks returns the ```star blocks of a markdown text as one script,

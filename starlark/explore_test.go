@@ -2,7 +2,6 @@ package starlark
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -135,48 +134,14 @@ func TestExploreDoc(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the examples")
 	}
-	data, err := os.ReadFile("../docs/explore.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, blocks := starBlocks(string(data))
-	if blocks < 4 {
-		t.Fatalf("docs/explore.md has %d star blocks; the test expects the examples there", blocks)
-	}
-	root := t.TempDir()
-	// The examples and strategies the document uses, copied: the builder
-	// wants real directories, not links.
-	for _, dir := range []string{"examples/kvlog", "examples/kvclient", "scripts/strategies"} {
-		if err := os.CopyFS(filepath.Join(root, dir), os.DirFS(filepath.Join("..", dir))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	mod, err := os.ReadFile("../examples/go.mod")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "examples", "go.mod"), mod, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	doc := filepath.Join(root, "docs", "explore.md")
-	if err := os.MkdirAll(filepath.Dir(doc), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(doc, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	env := NewEnv(Options{Engine: testEngine(t), Stdout: &out, Parallel: 4})
-	if _, err := sl.ExecFileOptions(FileOptions, env.NewThread("doc"), doc, src, env.Predeclared()); err != nil {
-		t.Fatalf("docs/explore.md: %s\noutput so far:\n%s", ScriptError(err), out.String())
-	}
+	out, _ := runDoc(t, "explore.md", 4, "examples/kvlog", "examples/kvclient", "scripts/strategies")
 	for _, want := range []string{
 		"<exploration random_seeds: 40 runs, 7 failures (seeds 1, 12, 20, 23, 28, 30, 31)>",
 		"12 1 client#1 exited with status 1", "40 budget", "[True]", "1 1 strategy", "30 1 False", "32 0", "budget True",
 		"crash_per_sec alone:    3 of 20 seeds fail (first: seed 1)", `{"crash_per_sec": 3, "torn_writes": 0}`,
 	} {
-		if !strings.Contains(out.String(), "\n"+want+"\n") && !strings.HasPrefix(out.String(), want+"\n") {
-			t.Errorf("the examples' output has no line %q; the comments in the document say it does:\n%s", want, out.String())
+		if !strings.Contains(out, "\n"+want+"\n") && !strings.HasPrefix(out, want+"\n") {
+			t.Errorf("the examples' output has no line %q; the comments in the document say it does:\n%s", want, out)
 		}
 	}
 }
