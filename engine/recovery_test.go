@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"context"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -260,6 +262,46 @@ func TestSwarmCoversEveryFaultField(t *testing.T) {
 		name, ok := strings.CutPrefix(f, "faults.")
 		if ok && !slices.Contains(classified, name) {
 			t.Errorf("faults.%s is neither in swarmKnobs nor in swarmSettings", name)
+		}
+	}
+}
+
+// The world at a moment (seedfall debug) is the same every time: each
+// program's state, and the writes a crash would lose.
+func TestStateAtAMoment(t *testing.T) {
+	p := prepare(t, `{"nodes": [{"name": "n", "pkg": "./progress", "args": ["-n", "50"]}],
+		"workload": {"name": "w", "pkg": "./progress", "args": ["-n", "50"]}, "faults": {"include_workload": true}}`)
+	sch := &faults.Schedule{Seed: 1, Faults: []faults.Fault{
+		{At: 150 * ms, Kind: faults.Crash, Node: "n", Until: 900 * ms},
+		{At: 220 * ms, Kind: KindPause, Node: "w", Until: 700 * ms},
+		{At: 230 * ms, Kind: KindSlow, Node: "w", Factor: 2, Until: 800 * ms},
+	}}
+	at := func() *Result {
+		r, err := p.Run(context.Background(), RunOptions{Seed: 1, Schedule: sch, StopAt: 250 * ms, State: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	a, b := at(), at()
+	if a.Digest != b.Digest || !reflect.DeepEqual(a.State, b.State) {
+		t.Fatalf("two runs to 250ms differ:\n%+v\n%+v", a.State, b.State)
+	}
+	st := a.State
+	if st.At != 250*ms || len(st.Programs) != 2 {
+		t.Fatalf("state %+v", st)
+	}
+	n, w := st.Programs[0], st.Programs[1]
+	if n.What != "down, restarts at 900ms" || n.Inc != 1 {
+		t.Errorf("n: %+v, want down until its restart", n)
+	}
+	if w.What != "paused until 700ms" || w.Slow != 2 {
+		t.Errorf("w: %+v, want paused and slowed", w)
+	}
+	// progress syncs every step: nothing of its count is waiting to be lost.
+	for _, f := range w.Pending {
+		if f.Path == "count" {
+			t.Errorf("w's count is pending (%+v), but progress syncs it", f)
 		}
 	}
 }
