@@ -30,7 +30,7 @@ type HistorySummary struct {
 }
 
 func init() {
-	register(family{name: "history", setup: (*runner).historySetup, process: (*runner).historyProcess,
+	register(family{name: "history", setup: (*runner).historySetup, process: (*runner).historyProcess, crash: (*runner).historyCrash,
 		check: (*runner).historyCheck, result: (*runner).historyResult})
 }
 
@@ -43,16 +43,15 @@ type historyRun struct {
 
 func (r *runner) historySetup() error {
 	r.hist = &historyRun{h: history.New()}
-	// A program that dies with operations in flight leaves them open; the
-	// trace says so at the moment of the crash.
-	crashDisk := r.crashDisk
-	r.crashDisk = func(n *node) {
-		if k := r.hist.h.InFlight(n.label()); k > 0 {
-			r.event(n, fmt.Sprintf("%s died with %s in flight, their outcome is unknown", n.label(), operations(k)))
-		}
-		crashDisk(n)
-	}
 	return nil
+}
+
+// historyCrash: a program that dies with operations in flight leaves them
+// open; the trace says so at the moment of the crash.
+func (r *runner) historyCrash(n *node) {
+	if k := r.hist.h.InFlight(n.label()); k > 0 {
+		r.event(n, fmt.Sprintf("%s died with %s in flight, their outcome is unknown", n.label(), operations(k)))
+	}
 }
 
 func (r *runner) historyProcess(n *node, p *wasi.Process) {

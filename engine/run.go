@@ -132,6 +132,8 @@ type family struct {
 	// it instead (a property that never held, a history that is not
 	// linearizable). n, if set, is the program the verdict is about.
 	check func(r *runner) (class string, n *node, reason string)
+	// crash hears that a program has just crashed, before its disk does.
+	crash func(r *runner, n *node)
 	// result adds the family's findings to a finished run's result.
 	result func(r *runner, res *Result)
 }
@@ -760,6 +762,11 @@ func (r *runner) crashed(n *node, until time.Duration) {
 	n.wp.FlushOutput()
 	if r.net != nil {
 		r.net.HostDown(n.host)
+	}
+	for _, f := range families {
+		if f.crash != nil {
+			f.crash(r, n)
+		}
 	}
 	r.crashDisk(n)
 	r.event(n, fmt.Sprintf("crash, restart at %v", until))
