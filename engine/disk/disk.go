@@ -161,6 +161,15 @@ type Disk struct {
 	// A read_corrupt armed for the read being decided: the bit to flip,
 	// counted from the start of the buffer; -1 for none.
 	readFlip int64
+
+	// Shared mappings (mmap.go): the live ones in the order they were
+	// made, the dirty pages of mappings whose process died, and the pages
+	// the next crash writes back.
+	maps       []*Mapping
+	orphans    []MappedPage
+	keepMapped []MappedPage
+	// flock locks by file (flock.go); looked up, never iterated.
+	locks map[*inode]*flockState
 }
 
 // New returns an empty disk holding only its root directory.
@@ -280,6 +289,9 @@ func (h *Handle) ReadAt(p []byte, off int64) (int, errno.Errno) {
 	if off < 0 {
 		return 0, errno.EINVAL
 	}
+	if len(n.maps) > 0 {
+		h.d.takeIn(n, off, off+int64(len(p)))
+	}
 	if e := h.d.op(OpRead, n, off, int64(len(p))); e != 0 {
 		return 0, e
 	}
@@ -313,6 +325,9 @@ func (h *Handle) WriteAt(p []byte, off int64) (int, errno.Errno) {
 		return 0, errno.EFBIG
 	}
 	n := h.n
+	if len(n.maps) > 0 {
+		h.d.takeIn(n, off, off+int64(len(p)))
+	}
 	if e := h.d.op(OpWrite, n, off, int64(len(p))); e != 0 {
 		return 0, e
 	}
@@ -328,6 +343,9 @@ func (h *Handle) WriteAt(p []byte, off int64) (int, errno.Errno) {
 	n.data.writeAt(p, off, &n.dur)
 	h.d.used += n.data.size - old
 	h.d.logWrite(n, p, off)
+	if len(n.maps) > 0 {
+		h.d.mapWrite(n, p, off)
+	}
 	now := h.d.now()
 	n.mtim, n.ctim = now, now
 	return len(p), 0
@@ -361,6 +379,9 @@ func (h *Handle) Truncate(size int64) errno.Errno {
 }
 
 func (d *Disk) truncate(n *inode, size int64) errno.Errno {
+	if len(n.maps) > 0 {
+		d.takeIn(n, 0, n.data.size)
+	}
 	if e := d.op(OpTruncate, n, size, 0); e != 0 {
 		return e
 	}
@@ -368,6 +389,9 @@ func (d *Disk) truncate(n *inode, size int64) errno.Errno {
 	n.data.truncate(size, &n.dur)
 	d.used += n.data.size - old
 	d.logTruncate(n, size)
+	if len(n.maps) > 0 {
+		d.mapRefresh(n, min(old, size), max(old, size))
+	}
 	now := d.now()
 	n.mtim, n.ctim = now, now
 	return 0
@@ -381,6 +405,9 @@ func (h *Handle) Sync() errno.Errno {
 		return e
 	}
 	n := h.n
+	if len(n.maps) > 0 {
+		h.d.takeIn(n, 0, n.data.size)
+	}
 	if e := h.d.op(OpSync, n, 0, 0); e != 0 {
 		return e
 	}
@@ -441,6 +468,7 @@ func (h *Handle) Close() {
 	if h.epoch != h.d.epoch {
 		return
 	}
+	h.d.unlock(h)
 	h.n.opens--
 	h.d.maybeFree(h.n)
 }

@@ -351,7 +351,7 @@ func (n *inode) stalePage(pg int) {
 // handle: nothing can read it, and Linux writes nothing of it back. Its
 // durable copy stays, since under strict dirs the unlink may not be.
 func (d *Disk) maybeFree(n *inode) {
-	if n.typ != TypeRegular || n.nlink > 0 || n.opens > 0 {
+	if n.typ != TypeRegular || n.nlink > 0 || n.opens > 0 || len(n.maps) > 0 {
 		return
 	}
 	n.dropPending()
@@ -404,6 +404,7 @@ func (d *Disk) CrashWith(m CrashModel) CrashReport {
 	d.dirLog = d.dirLog[:0]
 	d.epoch++
 	d.nsGen++
+	d.locks = nil
 
 	files := d.rebuild()
 
@@ -436,6 +437,7 @@ func (d *Disk) CrashWith(m CrashModel) CrashReport {
 		}
 	}
 	d.dirty = nil
+	d.crashMappings()
 
 	d.used = 0
 	for _, n := range files {

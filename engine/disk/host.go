@@ -100,11 +100,15 @@ func (d *Disk) WriteFile(path string, data []byte) error {
 		n.dropPending()
 		delete(d.dirty, n)
 		d.used -= n.data.size
+		oldSize := n.data.size
 		n.data = content{}
 		n.data.writeAt(data, 0, nil)
 		d.used += n.data.size
 		n.stale, n.damage = nil, nil
 		n.dur = n.data.clone()
+		if len(n.maps) > 0 {
+			d.mapRefresh(n, 0, max(oldSize, n.data.size))
+		}
 		now := d.now()
 		n.mtim, n.ctim = now, now
 		n.durAtim, n.durMtim, n.durCtim = n.atim, n.mtim, n.ctim

@@ -51,9 +51,10 @@ type inode struct {
 	stale  map[int]struct{}
 	damage []Damage // what faults broke in the durable copy, by offset
 
-	target string // symlinks
-	opens  int    // open handles in this epoch
-	mark   uint64 // the epoch in which a crash last found it reachable
+	target string     // symlinks
+	opens  int        // open handles in this epoch
+	maps   []*Mapping // live shared mappings, in the order they were made
+	mark   uint64     // the epoch in which a crash last found it reachable
 }
 
 func (n *inode) size() int64 {
