@@ -32,6 +32,7 @@ var Implemented = map[string]bool{
 	"workloads[].name": true, "workloads[].pkg": true, "workloads[].wasm": true, "workloads[].args": true, "workloads[].env": true,
 	"finally.name": true, "finally.pkg": true, "finally.wasm": true, "finally.args": true, "finally.env": true,
 	"duration": true, "latency": true, "links": true, "supervise": true, "net_overlay": true, "watchdog": true,
+	"compat_overlay": true,
 	"faults.crash_per_sec": true, "faults.restart_after": true, "faults.strict_dirs": true,
 	"extends": true, "profiles": true, "faults.preset": true,
 	// Faults on the workload: a crashed workload restarts like a node.
@@ -253,7 +254,7 @@ func (e *Engine) buildProgram(ctx context.Context, w *world.World, wp *world.Pro
 		if e.opts.Progress != nil {
 			e.opts.Progress(fmt.Sprintf("building %s (%s)", wp.Name, rel(w.Dir, pkg)))
 		}
-		art, err = e.builder.Build(ctx, build.Request{Node: wp.Name, Pkg: pkg, Overlay: overlay})
+		art, err = e.builder.Build(ctx, build.Request{Node: wp.Name, Pkg: pkg, Overlay: overlay, Compat: w.CompatOverlay})
 	}
 	if err != nil {
 		// Point at the line of the world file that names the program.

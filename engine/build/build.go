@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seedfall/seedfall/engine/build/compat"
 	"github.com/seedfall/seedfall/sim"
 )
 
@@ -40,6 +41,9 @@ type Request struct {
 	// Overlay replaces or adds files of the Go distribution for this build,
 	// keyed by GOROOT-relative slash path ("src/net/net_fake.go").
 	Overlay map[string][]byte
+	// Compat applies compat_overlay: the generic mmap/flock shim and the
+	// library shims of package compat. Shims marked Always apply without it.
+	Compat bool
 }
 
 // Artifact is a built (or loaded) module in the cache.
@@ -166,19 +170,41 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 	defer os.RemoveAll(tmp)
 	args := []string{"build", "-trimpath", "-buildvcs=false"}
 	env := b.environ()
+	var uses []string // modules of the workspace besides the program's own
 	if p.injectSim {
 		simDir, err := ensureSim(p.cache, p.simHash)
 		if err != nil {
 			return nil, err
 		}
-		work, err := writeGoWork(tmp, p.root, p.mod, simDir)
+		uses = append(uses, simDir)
+	}
+	workEnv := func() ([]string, error) {
+		if len(uses) == 0 {
+			return env, nil
+		}
+		work, err := writeGoWork(tmp, p.root, p.mod, uses)
 		if err != nil {
 			return nil, err
 		}
-		env = append(env, "GOWORK="+work)
+		return append(env, "GOWORK="+work), nil
 	}
-	if len(req.Overlay) > 0 {
-		ovl, err := writeOverlay(p.cache, tmp, p.env.GOROOT, req.Overlay)
+	overlay := req.Overlay
+	if p.compat {
+		listEnv, err := workEnv()
+		if err != nil {
+			return nil, err
+		}
+		var patched []string
+		if overlay, patched, err = b.compatFiles(ctx, p, req, listEnv); err != nil {
+			return nil, err
+		}
+		uses = append(uses, patched...)
+	}
+	if env, err = workEnv(); err != nil {
+		return nil, err
+	}
+	if len(overlay) > 0 {
+		ovl, err := writeOverlay(p.cache, tmp, p.env.GOROOT, overlay)
 		if err != nil {
 			return nil, err
 		}
@@ -225,6 +251,7 @@ type buildPlan struct {
 	cache           string
 	env             *goEnv
 	injectSim       bool
+	compat          bool // compat_overlay, or a module an Always shim covers
 	simHash         string
 	key, dest       string
 }
@@ -295,6 +322,11 @@ func (b *Builder) plan(ctx context.Context, req Request) (*buildPlan, error) {
 	keyField(h, "flags", "-trimpath -buildvcs=false CGO_ENABLED=0")
 	keyField(h, "sim", p.simHash)
 	keyField(h, "overlay", overlayHash(req.Overlay))
+	if p.compat = req.Compat || compat.Wanted(p.gomod); p.compat {
+		// The shims depend on the dependency graph, which go.mod and
+		// go.sum (hashed with the module below) decide, and on the shims.
+		keyField(h, "compat", fmt.Sprintf("%v %s", req.Compat, compat.Hash()))
+	}
 	keyField(h, "pkg", filepath.ToSlash(rel))
 	if err := hashTree(h, root); err != nil {
 		return nil, p.userErr("reading the module at %s: %v", root, err)
@@ -453,25 +485,32 @@ func cleanOutput(out string) string {
 	return out
 }
 
-// writeGoWork writes a go.work that puts the module and the built-in sim
-// module side by side, and returns its path for GOWORK. A workspace, unlike
-// a replace directive, leaves no directory path in the binary's build info,
-// so the module is the same bytes whatever the cache's location, on every
-// machine. Its go line is the module's own, which decides the program's
-// GODEBUG defaults, raised to sim's when the module's is older.
-func writeGoWork(tmp, root string, mod modInfo, simDir string) (string, error) {
+// writeGoWork writes a go.work that puts the module side by side with the
+// modules in dirs (the built-in sim module, patched copies of modules that
+// compat_overlay shims), and returns its path for GOWORK. A workspace,
+// unlike a replace directive, leaves no directory path in the binary's
+// build info, so the module is the same bytes whatever the cache's
+// location, on every machine. Its go line is the module's own, which
+// decides the program's GODEBUG defaults, raised to the newest of the
+// other modules' when the module's is older.
+func writeGoWork(tmp, root string, mod modInfo, dirs []string) (string, error) {
 	goLine := mod.goVersion
 	if goLine == "" {
 		goLine = "1.16" // what the go command assumes for a go.mod without one
 	}
-	simMod, err := fs.ReadFile(sim.Source(), "go.mod")
-	if err != nil {
-		return "", err
+	var use strings.Builder
+	fmt.Fprintf(&use, "\t%s\n", strconv.Quote(root))
+	for _, dir := range dirs {
+		gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			return "", err
+		}
+		if v := parseGoMod(gomod).goVersion; v != "" && compareGoVersions(goLine, v) < 0 {
+			goLine = v
+		}
+		fmt.Fprintf(&use, "\t%s\n", strconv.Quote(dir))
 	}
-	if simGo := parseGoMod(simMod).goVersion; compareGoVersions(goLine, simGo) < 0 {
-		goLine = simGo
-	}
-	work := fmt.Sprintf("go %s\n\nuse (\n\t%s\n\t%s\n)\n", goLine, strconv.Quote(root), strconv.Quote(simDir))
+	work := fmt.Sprintf("go %s\n\nuse (\n%s)\n", goLine, use.String())
 	path := filepath.Join(tmp, "go.work")
 	return path, os.WriteFile(path, []byte(work), 0o644)
 }

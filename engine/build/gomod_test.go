@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -71,7 +72,8 @@ func TestCompareGoVersions(t *testing.T) {
 }
 
 // The workspace's go line sets the program's GODEBUG defaults: it is the
-// module's own unless sim needs a newer one.
+// module's own unless sim (or another module of the workspace) needs a
+// newer one.
 func TestWriteGoWork(t *testing.T) {
 	tests := []struct {
 		gomod, want string
@@ -82,7 +84,14 @@ func TestWriteGoWork(t *testing.T) {
 	}
 	for _, tt := range tests {
 		tmp := t.TempDir()
-		path, err := writeGoWork(tmp, "/src/app", parseGoMod([]byte(tt.gomod)), "/cache/sim/x")
+		sim := filepath.Join(tmp, "sim")
+		if err := os.MkdirAll(sim, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sim, "go.mod"), []byte("module github.com/seedfall/seedfall/sim\n\ngo 1.21\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		path, err := writeGoWork(tmp, "/src/app", parseGoMod([]byte(tt.gomod)), []string{sim})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +100,7 @@ func TestWriteGoWork(t *testing.T) {
 			t.Fatal(err)
 		}
 		if filepath.Dir(path) != tmp || !strings.HasPrefix(string(b), tt.want) ||
-			!strings.Contains(string(b), `"/src/app"`) || !strings.Contains(string(b), `"/cache/sim/x"`) {
+			!strings.Contains(string(b), `"/src/app"`) || !strings.Contains(string(b), strconv.Quote(sim)) {
 			t.Errorf("go.work for %q:\n%s\nwant it to start with %q and use both modules", tt.gomod, b, tt.want)
 		}
 	}
