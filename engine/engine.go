@@ -32,7 +32,7 @@ var Implemented = map[string]bool{
 	"workloads[].name": true, "workloads[].pkg": true, "workloads[].wasm": true, "workloads[].args": true, "workloads[].env": true,
 	"finally.name": true, "finally.pkg": true, "finally.wasm": true, "finally.args": true, "finally.env": true,
 	"duration": true, "latency": true, "links": true, "supervise": true, "net_overlay": true, "watchdog": true,
-	"compat_overlay":       true,
+	"compat_overlay": true, "faults.mmap_early_writeback": true,
 	"faults.crash_per_sec": true, "faults.restart_after": true, "faults.strict_dirs": true,
 	"extends": true, "profiles": true, "faults.preset": true,
 	// Faults on the workload: a crashed workload restarts like a node.
