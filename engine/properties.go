@@ -50,6 +50,36 @@ var simFuncs = map[string]struct {
 	"Unreachable":         {PropUnreachable, 0},
 }
 
+// sdkAssert is the Antithesis SDK's assert package: its assertions are
+// seedfall properties (through the SDK shim of engine/build/compat).
+const sdkAssert = "github.com/antithesishq/antithesis-sdk-go/assert"
+
+// sdkFuncs maps the SDK's assert functions to the property kind of the
+// same meaning and the index of their message argument. A rich assertion
+// is the property of its condition: AlwaysGreaterThan(l, r, ...) is
+// Always(l > r, ...), AlwaysSome is an Always of a disjunction,
+// SometimesAll a Sometimes of a conjunction.
+var sdkFuncs = map[string]struct {
+	kind string
+	arg  int
+}{
+	"Always":                        {PropAlways, 1},
+	"AlwaysOrUnreachable":           {PropAlwaysOrUnreachable, 1},
+	"Sometimes":                     {PropSometimes, 1},
+	"Reachable":                     {PropReachable, 0},
+	"Unreachable":                   {PropUnreachable, 0},
+	"AlwaysGreaterThan":             {PropAlways, 2},
+	"AlwaysGreaterThanOrEqualTo":    {PropAlways, 2},
+	"AlwaysLessThan":                {PropAlways, 2},
+	"AlwaysLessThanOrEqualTo":       {PropAlways, 2},
+	"SometimesGreaterThan":          {PropSometimes, 2},
+	"SometimesGreaterThanOrEqualTo": {PropSometimes, 2},
+	"SometimesLessThan":             {PropSometimes, 2},
+	"SometimesLessThanOrEqualTo":    {PropSometimes, 2},
+	"AlwaysSome":                    {PropAlways, 1},
+	"SometimesAll":                  {PropSometimes, 1},
+}
+
 // Property is what one run saw of one sim property: the evaluations of
 // one (kind, message) wherever they happened. A property the programs'
 // source declares but the run never reached is listed with Hits 0.
@@ -109,6 +139,11 @@ func (r *runner) propProcess(n *node, p *wasi.Process) {
 // trace shows the first hit of each property, the first time a Sometimes
 // holds, and a failure.
 func (r *runner) assert(n *node, a wasi.Assertion) (stop bool) {
+	if a.Kind == wasi.AssertEvent && r.res == nil {
+		// lifecycle.SendEvent of the Antithesis SDK: a line in the trace.
+		r.event(n, fmt.Sprintf("event %q%s", a.Message, withDetails(a.Details)))
+		return false
+	}
 	kind, ok := propKinds[a.Kind]
 	if !ok || r.res != nil {
 		return false
@@ -260,18 +295,32 @@ func scanProperties(dir string) []Property {
 }
 
 // fileProperties finds the calls sim.Always(cond, "message", ...) and
-// kin in one file; file is its name as a -trimpath build reports it.
+// kin, and those of the Antithesis SDK's assert package, in one file; file
+// is its name as a -trimpath build reports it.
 func fileProperties(fset *token.FileSet, f *ast.File, file string) []Property {
-	name := ""
+	names := map[string]map[string]struct {
+		kind string
+		arg  int
+	}{} // local package name -> its property functions
 	for _, imp := range f.Imports {
-		if p, _ := strconv.Unquote(imp.Path.Value); p == "github.com/seedfall/seedfall/sim" {
-			name = "sim"
-			if imp.Name != nil {
-				name = imp.Name.Name
-			}
+		p, _ := strconv.Unquote(imp.Path.Value)
+		var funcs = simFuncs
+		switch p {
+		case "github.com/seedfall/seedfall/sim":
+		case sdkAssert:
+			funcs = sdkFuncs
+		default:
+			continue
+		}
+		name := path.Base(p)
+		if imp.Name != nil {
+			name = imp.Name.Name
+		}
+		if name != "_" && name != "." {
+			names[name] = funcs
 		}
 	}
-	if name == "" || name == "_" {
+	if len(names) == 0 {
 		return nil
 	}
 	var out []Property
@@ -280,14 +329,22 @@ func fileProperties(fset *token.FileSet, f *ast.File, file string) []Property {
 		if !ok {
 			return true
 		}
-		sel, ok := call.Fun.(*ast.SelectorExpr)
+		fun := call.Fun
+		switch g := fun.(type) { // assert.AlwaysLessThan[int](...)
+		case *ast.IndexExpr:
+			fun = g.X
+		case *ast.IndexListExpr:
+			fun = g.X
+		}
+		sel, ok := fun.(*ast.SelectorExpr)
 		if !ok {
 			return true
 		}
-		if id, ok := sel.X.(*ast.Ident); !ok || id.Name != name {
+		id, ok := sel.X.(*ast.Ident)
+		if !ok || names[id.Name] == nil {
 			return true
 		}
-		fn, ok := simFuncs[sel.Sel.Name]
+		fn, ok := names[id.Name][sel.Sel.Name]
 		if !ok || len(call.Args) <= fn.arg {
 			return true
 		}
