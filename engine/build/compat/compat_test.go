@@ -1,0 +1,131 @@
+package compat
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// A declaration the package already makes for wasip1 is left out of the
+// generic shim, so one shim fits every version; imports it no longer needs
+// go too.
+func TestMissingOnly(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.go"), "package unix\n\nconst PROT_READ = 1\n\nfunc Flock(fd, how int) error { return nil }\n")
+	write(t, filepath.Join(dir, "b_linux.go"), "package unix\n\nconst MAP_SHARED = 1\n") // not built for wasip1
+	src := []byte(`package unix
+
+import (
+	"errors"
+	"syscall"
+)
+
+const (
+	PROT_READ  = syscall.PROT_READ
+	MAP_SHARED = syscall.MAP_SHARED
+)
+
+func Flock(fd int, how int) error { return errors.New("x") }
+
+func Munmap(b []byte) error { return syscall.Munmap(b) }
+`)
+	out, err := missingOnly(src, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out)
+	for _, want := range []string{"MAP_SHARED = syscall.MAP_SHARED", "func Munmap", `"syscall"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("shim lacks %q:\n%s", want, got)
+		}
+	}
+	for _, gone := range []string{"PROT_READ", "func Flock", `"errors"`} {
+		if strings.Contains(got, gone) {
+			t.Errorf("shim still has %q, which the package declares or nothing uses:\n%s", gone, got)
+		}
+	}
+	if _, err := parser.ParseFile(token.NewFileSet(), "out.go", out, 0); err != nil {
+		t.Errorf("filtered shim does not parse: %v\n%s", err, out)
+	}
+}
+
+// The generic syscall shim declares nothing this Go's syscall package
+// already has for wasip1, and keeps Mmap and Flock.
+func TestSyscallShimFitsThisGo(t *testing.T) {
+	out, err := missingOnly(Template("shims/generic/syscall_wasip1.go.in"), filepath.Join(runtime.GOROOT(), "src", "syscall"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"func Mmap(", "func Flock(", "LOCK_NB", "MAP_SHARED", "//go:wasmimport seedfall mmap", "//go:linkname seedfallSleep time.Sleep"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("syscall shim lacks %q", want)
+		}
+	}
+	if strings.Contains(string(out), "EAGAIN      Errno") {
+		t.Errorf("syscall shim redeclares EAGAIN")
+	}
+}
+
+// A shimmed module at a version the shim was not written for is refused
+// with a message that names it and says what to do.
+func TestUnknownVersion(t *testing.T) {
+	defer func(saved []*Shim) { shims = saved }(shims)
+	register(&Shim{Module: "example.com/store", Versions: []string{"v1.0.0", "v1.1.0"},
+		Files: func(Module) (map[string][]byte, error) { return map[string][]byte{"x_wasm.go": []byte("package store\n")}, nil }})
+	pkgs := func(v string) []Package {
+		return []Package{{ImportPath: "example.com/store", Dir: "/m", Module: &Module{Path: "example.com/store", Version: v, Dir: "/m"}}}
+	}
+	_, err := Overlay(runtime.GOROOT(), pkgs("v1.2.0"), true)
+	if err == nil {
+		t.Fatal("v1.2.0 was accepted")
+	}
+	want := "compat_overlay: example.com/store v1.2.0 has no shim in this seedfall (it knows v1.0.0, v1.1.0); require a known version in go.mod (go get example.com/store@v1.1.0), or see docs/compat.md for adding a shim"
+	if err.Error() != want {
+		t.Errorf("error:\n%s\nwant:\n%s", err, want)
+	}
+	f, err := Overlay(runtime.GOROOT(), pkgs("v1.1.0"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Modules) != 1 || f.Modules[0].Module.Version != "v1.1.0" || string(f.Modules[0].Files["x_wasm.go"]) != "package store\n" {
+		t.Errorf("patches = %+v", f.Modules)
+	}
+	// Without compat_overlay a shim that is not Always stays out, whatever
+	// the version.
+	if f, err := Overlay(runtime.GOROOT(), pkgs("v1.2.0"), false); err != nil || len(f.Modules) != 0 {
+		t.Errorf("without compat_overlay: %+v, %v", f, err)
+	}
+}
+
+// The bolt shim derives bolt_wasm.go from the amd64 file, with a map size
+// wasm32 memory can hold, and routes boltdb/bolt's raw madvise through the
+// generic shim.
+func TestBoltFiles(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "bolt_amd64.go"), "package bolt\n\nconst maxMapSize = 0xFFFFFFFFFFFF // 256TB\n\nconst maxAllocSize = 0x7FFFFFFF\n")
+	write(t, filepath.Join(dir, "bolt_unix.go"), "package bolt\n\nfunc madvise(b []byte, advice int) (err error) {\n\t_, _, e1 := syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), uintptr(advice))\n\tif e1 != 0 {\n\t\terr = e1\n\t}\n\treturn\n}\n")
+	files, err := boltFiles(Module{Path: "github.com/boltdb/bolt", Version: "v1.3.1", Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(files["bolt_wasm.go"]); !strings.Contains(got, "const maxMapSize = 0x7FFFFFFF") || !strings.Contains(got, "maxAllocSize = 0x7FFFFFFF") {
+		t.Errorf("bolt_wasm.go:\n%s", got)
+	}
+	if got := string(files["bolt_unix.go"]); !strings.Contains(got, "return syscall.Madvise(b, advice)") || strings.Contains(got, "SYS_MADVISE") {
+		t.Errorf("bolt_unix.go:\n%s", got)
+	}
+	if _, err := parser.ParseFile(token.NewFileSet(), "bolt_unix.go", files["bolt_unix.go"], 0); err != nil {
+		t.Error(err)
+	}
+}
+
+func write(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
