@@ -26,6 +26,13 @@
 //     readMsg, writeTo, writeMsg and their Inet4/Inet6 forms), which take
 //     precedence over the ones promoted from Go's fake network and wait on
 //     netpoll through RawRead/RawWrite, so deadlines work as for any socket.
+//   - src/net/dnsclient_unix.go: Resolver.exchange, the one place where Go's
+//     resolver sends a DNS query, first asks seedfallExchange, which answers
+//     NXDOMAIN at once (see Name resolution).
+//   - src/net/interface_stub.go: interfaceTable and interfaceAddrTable, empty
+//     on wasip1, report the node's interfaces (see Interfaces).
+//   - src/net/net_seedfall_dnsif_wasip1.go (new): seedfallExchange, the
+//     interface table, and the net_addrs host import.
 //
 // Everything else is stock Go: reads, writes, accepts, closes and deadlines
 // go through internal/poll and the runtime netpoll, which call the standard
@@ -82,6 +89,17 @@
 //	("<local>" alone when it is not).
 //	Errors: EBADF, ENOTSOCK, ERANGE (buf_len too small; the guest passes 128),
 //	EFAULT.
+//
+// net_addrs(buf_ptr, buf_len, n_out) -> errno
+//
+//	Writes the calling node's own addresses on the simulated network (not
+//	loopback) as text at buf_ptr, in netip.Prefix form and one space apart
+//	("10.0.0.2/8"; netsim gives a node one IPv4 address, and every node is
+//	on 10.0.0.0/8), no terminator, and the length (u32 little-endian) at
+//	n_out. The guest builds eth0 from it (see Interfaces).
+//	Host side: netsim.Network.Hosts()'s address of the calling host.
+//	Errors: ENOSYS (the node has no network), ERANGE (buf_len too small;
+//	the guest passes 256), EFAULT.
 //
 // The four UDP calls below are imported only by guests built with
 // Options.UDP.
@@ -158,8 +176,43 @@
 // /etc/hosts, then DNS over UDP unless /etc/nsswitch.conf says "hosts: files".
 // Both are read with ordinary path_open calls on absolute paths, so the host
 // must serve the files that EtcFiles returns at /etc (the WASI layer mounts a
-// read-only /etc inside the node's root). With them, node names resolve to
-// their addresses and an unknown name fails at once with "no such host".
+// read-only /etc inside the node's root). With them, node names and localhost
+// resolve to their addresses (LookupHost, LookupIP, LookupNetIP, LookupCNAME,
+// ResolveTCPAddr, Dial), a node's address resolves back to its name
+// (LookupAddr), and an unknown name fails at once with "no such host".
+//
+// The other lookups (LookupTXT, LookupSRV, LookupMX, LookupNS, and
+// LookupAddr of an address not in /etc/hosts) do not read nsswitch.conf: Go
+// sends them to the DNS servers of /etc/resolv.conf, by default 127.0.0.1:53
+// and [::1]:53, over UDP then TCP. Nothing answers there on the simulated
+// network, so each timed out after 5s per server and attempt: 20 virtual
+// seconds for gRPC's first `LookupTXT _grpc_config.<name>`. The hook in
+// Resolver.exchange answers every such query at once with NXDOMAIN, the
+// question echoed, as a real resolver answers for a name it does not know.
+// Go's own code then handles that answer as it would one from the network,
+// so callers get what they get on Linux: a *net.DNSError with IsNotFound
+// set, "lookup <name> on 127.0.0.1:53: no such host". No virtual time
+// passes and no traffic is sent. Answering at the
+// exchange, rather than running a DNS server on the simulated network,
+// keeps lookups out of the network model (latency, partitions and clogs
+// would delay or lose them, and a server would need a node and an address)
+// and out of the trace; answering there rather than higher up (in
+// Resolver.lookup, say) leaves every caller of the exchange, search lists
+// and error reporting to Go. A Resolver with its own Dial is left alone: it
+// asked for a particular server, which may be a DNS server the user runs on
+// a node, and its queries go over the network like any other traffic.
+//
+// # Interfaces
+//
+// On wasip1 Go reports no interfaces at all. The overlay reports two, as a
+// container on Linux would: lo (index 1, MTU 65536, up|loopback|running,
+// 127.0.0.1/8 and ::1/128) and eth0 (index 2, MTU 1500,
+// up|broadcast|multicast|running, the node's address from net_addrs and a
+// MAC derived from it: 02:00 and the address's last four bytes, so
+// 10.0.0.2 has 02:00:0a:00:00:02). net.Interfaces, InterfaceByIndex,
+// InterfaceByName, Interface.Addrs and net.InterfaceAddrs read this table;
+// InterfaceAddrs lists IPv4 before IPv6, loopback first, as Linux does.
+// Multicast addresses stay empty.
 package netoverlay
 
 import (
@@ -180,6 +233,9 @@ var seedfallGo []byte
 
 //go:embed net_seedfall_udp_wasip1.go.in
 var seedfallUDPGo []byte
+
+//go:embed net_seedfall_dnsif_wasip1.go.in
+var seedfallDNSIfGo []byte
 
 // hook inserts text after the one line of a file that equals anchor (leading
 // and trailing blanks ignored).
@@ -219,6 +275,15 @@ var patches = []patch{
 		{"func setKeepAliveInterval(fd *netFD, d time.Duration) error {", returnNil},
 		{"func setKeepAliveCount(fd *netFD, n int) error {", returnNil},
 	}},
+	{"src/net/dnsclient_unix.go", []hook{{
+		anchor: "q.Class = dnsmessage.ClassINET",
+		insert: "\t// seedfall: no DNS server on the simulated network; the name does not exist (net_seedfall_dnsif_wasip1.go).\n" +
+			"\tif p, h, ok := seedfallExchange(r, q); ok {\n\t\treturn p, h, nil\n\t}\n",
+	}}},
+	{"src/net/interface_stub.go", []hook{
+		{"func interfaceTable(ifindex int) ([]Interface, error) {", "\treturn seedfallInterfaceTable(ifindex) // seedfall: lo and eth0\n"},
+		{"func interfaceAddrTable(ifi *Interface) ([]Addr, error) {", "\treturn seedfallInterfaceAddrTable(ifi) // seedfall: the node's addresses\n"},
+	}},
 }
 
 // NewFile is the GOROOT-relative path of the file the overlay adds.
@@ -227,6 +292,10 @@ const NewFile = "src/net/net_seedfall_wasip1.go"
 // NewUDPFile is the GOROOT-relative path of the file an overlay with
 // Options.UDP adds.
 const NewUDPFile = "src/net/net_seedfall_udp_wasip1.go"
+
+// NewDNSIfFile is the GOROOT-relative path of the file with the DNS answer
+// and the interface table, which every overlay adds.
+const NewDNSIfFile = "src/net/net_seedfall_dnsif_wasip1.go"
 
 // Options selects the optional parts of the overlay.
 type Options struct {
@@ -245,15 +314,15 @@ func Files(goroot string) (map[string][]byte, error) { return FilesWith(goroot, 
 
 // FilesWith returns the overlay for `go build -overlay`, keyed by
 // GOROOT-relative slash-separated path: the patched copies of package net's
-// files, the added NewFile, and NewUDPFile with opts.UDP. The caller writes
-// each value to a file and maps filepath.Join(goroot, key) to it in the
-// overlay's "Replace" table.
+// files, the added NewFile and NewDNSIfFile, and NewUDPFile with opts.UDP.
+// The caller writes each value to a file and maps filepath.Join(goroot, key)
+// to it in the overlay's "Replace" table.
 //
 // It fails, naming the Go version and the file, when the installed Go's
 // sources do not have the lines the patches hook onto.
 func FilesWith(goroot string, opts Options) (map[string][]byte, error) {
 	version := goVersion(goroot)
-	out := make(map[string][]byte, len(patches)+2)
+	out := make(map[string][]byte, len(patches)+3)
 	for _, p := range patches {
 		src, err := os.ReadFile(filepath.Join(goroot, filepath.FromSlash(p.file)))
 		if err != nil {
@@ -266,6 +335,7 @@ func FilesWith(goroot string, opts Options) (map[string][]byte, error) {
 		out[p.file] = patched
 	}
 	out[NewFile] = bytes.Clone(seedfallGo)
+	out[NewDNSIfFile] = bytes.Clone(seedfallDNSIfGo)
 	if opts.UDP {
 		out[NewUDPFile] = bytes.Clone(seedfallUDPGo)
 	}

@@ -39,15 +39,18 @@ func TestFilesOnThisGoroot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != len(patches)+1 {
-		t.Errorf("%d files, want %d", len(files), len(patches)+1)
+	if len(files) != len(patches)+2 {
+		t.Errorf("%d files, want %d", len(files), len(patches)+2)
+	}
+	if !bytes.Equal(files[NewDNSIfFile], seedfallDNSIfGo) || !bytes.HasPrefix(seedfallDNSIfGo, []byte("// Added to package net")) {
+		t.Errorf("%s is not the embedded file", NewDNSIfFile)
 	}
 	withUDP, err := FilesWith(root, Options{UDP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(withUDP) != len(patches)+2 || !bytes.Equal(withUDP[NewUDPFile], seedfallUDPGo) {
-		t.Errorf("FilesWith UDP: %d files, want %d with %s", len(withUDP), len(patches)+2, NewUDPFile)
+	if len(withUDP) != len(patches)+3 || !bytes.Equal(withUDP[NewUDPFile], seedfallUDPGo) {
+		t.Errorf("FilesWith UDP: %d files, want %d with %s", len(withUDP), len(patches)+3, NewUDPFile)
 	}
 	if !bytes.Equal(files[NewFile], seedfallGo) || !bytes.HasPrefix(seedfallGo, []byte("// Added to package net")) {
 		t.Errorf("%s is not the embedded file", NewFile)
@@ -73,10 +76,23 @@ func TestFilesOnThisGoroot(t *testing.T) {
 			t.Errorf("%s: the patch changed more than the hooks", p.file)
 		}
 	}
-	for _, want := range []string{"seedfallSocket(ctx, net, family, sotype, laddr, raddr)"} {
-		if !strings.Contains(string(files["src/net/net_fake.go"]), want) {
-			t.Errorf("net_fake.go does not call %s", want)
+	for file, want := range map[string]string{
+		"src/net/net_fake.go":       "seedfallSocket(ctx, net, family, sotype, laddr, raddr)",
+		"src/net/dnsclient_unix.go": "seedfallExchange(r, q)",
+		"src/net/interface_stub.go": "seedfallInterfaceTable(ifindex)",
+	} {
+		if !strings.Contains(string(files[file]), want) {
+			t.Errorf("%s does not call %s", file, want)
 		}
+	}
+	// The DNS answer comes before the query is built and sent.
+	dns := string(files["src/net/dnsclient_unix.go"])
+	if i, j := strings.Index(dns, "seedfallExchange(r, q)"), strings.Index(dns, "newRequest(q, ad)"); i < 0 || j < 0 || i > j {
+		t.Errorf("dnsclient_unix.go: seedfallExchange at %d, newRequest at %d: the answer must come first", i, j)
+	}
+	ifs := string(files["src/net/interface_stub.go"])
+	if !strings.Contains(ifs, "func interfaceAddrTable(ifi *Interface) ([]Addr, error) {\n\treturn seedfallInterfaceAddrTable(ifi)") {
+		t.Errorf("interface_stub.go: interfaceAddrTable does not return seedfallInterfaceAddrTable:\n%s", ifs)
 	}
 }
 
@@ -246,6 +262,17 @@ func main() {
 		fmt.Println(string(b))
 	}
 	udp()
+	dnsif()
+}
+
+// dnsif uses the DNS answer and the interface table.
+func dnsif() {
+	_, err := net.LookupTXT("_grpc_config.server")
+	fmt.Println(err)
+	ift, err := net.Interfaces()
+	fmt.Println(ift, err)
+	addrs, err := net.InterfaceAddrs()
+	fmt.Println(addrs, err)
 }
 
 // udp uses every datagram entry point of package net.
@@ -296,7 +323,7 @@ func TestOverlayCompiles(t *testing.T) {
 		}
 	}
 	wasm = buildGuest(t, Options{UDP: true})
-	for _, name := range append([]string{"seedfall", "sock_listen", "sock_connect", "sock_status", "sock_addrs", "sock_accept"}, udpCalls...) {
+	for _, name := range append([]string{"seedfall", "sock_listen", "sock_connect", "sock_status", "sock_addrs", "sock_accept", "net_addrs"}, udpCalls...) {
 		if !bytes.Contains(wasm, []byte(name)) {
 			t.Errorf("the guest does not import %s", name)
 		}
@@ -357,13 +384,13 @@ func TestHostABIDocumented(t *testing.T) {
 	doc, err := os.ReadFile("netoverlay.go")
 	must(t, err)
 	var imports []string
-	for _, line := range strings.Split(string(seedfallGo)+string(seedfallUDPGo), "\n") {
+	for _, line := range strings.Split(string(seedfallGo)+string(seedfallUDPGo)+string(seedfallDNSIfGo), "\n") {
 		if name, ok := strings.CutPrefix(line, "//go:wasmimport seedfall "); ok {
 			imports = append(imports, name)
 		}
 	}
-	if len(imports) < 8 {
-		t.Fatalf("found %d seedfall imports in the guest file, want at least 8: %v", len(imports), imports)
+	if len(imports) < 9 {
+		t.Fatalf("found %d seedfall imports in the guest files, want at least 9: %v", len(imports), imports)
 	}
 	for _, name := range imports {
 		if !strings.Contains(string(doc), "// "+name+"(") {
