@@ -1,0 +1,77 @@
+package realsoft
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/trace"
+	"github.com/seedfall/seedfall/engine/world"
+)
+
+var (
+	engOnce sync.Once
+	eng     *engine.Engine
+	engErr  error
+)
+
+// testEngine is one engine for the package: it caches built and compiled
+// programs.
+func testEngine(t testing.TB) *engine.Engine {
+	engOnce.Do(func() { eng, engErr = engine.New(context.Background(), engine.Options{}) })
+	if engErr != nil {
+		t.Fatal(engErr)
+	}
+	return eng
+}
+
+// prepareFile loads and builds a world of examples/real, such as
+// "bboltkv/seedfall.json".
+func prepareFile(t testing.TB, rel string) *engine.Prepared {
+	t.Helper()
+	w, err := world.Load("../../examples/real/" + rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := testEngine(t).Prepare(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func run(t testing.TB, p *engine.Prepared, seed uint64, sch *faults.Schedule) *engine.Result {
+	t.Helper()
+	res, err := p.Run(context.Background(), engine.RunOptions{Seed: seed, Schedule: sch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// twice runs a seed two times and insists on the same digest.
+func twice(t testing.TB, p *engine.Prepared, seed uint64, sch *faults.Schedule) *engine.Result {
+	t.Helper()
+	a, b := run(t, p, seed, sch), run(t, p, seed, sch)
+	if a.Digest != b.Digest {
+		t.Fatalf("seed %d ran twice with different traces:\n%s\n---\n%s", seed, trace.Render(a.Lines, ""), trace.Render(b.Lines, ""))
+	}
+	return a
+}
+
+func output(res *engine.Result, node string) string { return trace.Render(res.Lines, node) }
+
+// passingSeeds is how many seeds a world that must pass runs for in the
+// test suite; scripts/sweep-examples runs the 100 (SEEDFALL_SWEEP=1).
+func passingSeeds() uint64 {
+	switch {
+	case os.Getenv("SEEDFALL_SWEEP") == "1":
+		return 100
+	case testing.Short():
+		return 3
+	}
+	return 8
+}
