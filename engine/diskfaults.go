@@ -38,9 +38,10 @@ func init() {
 		faults.Register(faults.KindInfo{Name: k, AtOp: true})
 	}
 	faults.Register(faults.KindInfo{Name: KindBitrot})
+	faults.Register(faults.KindInfo{Name: KindMmapEarlyWriteback, AtOp: true}) // op: the node's crash number
 	for _, f := range []string{"torn_writes", "reorder_writes", "fs_model", "corrupt_on_crash", "crash_on_io",
 		"fsync_eio", "write_eio", "write_enospc", "read_eio", "read_corrupt", "lost_write", "misdirected_write",
-		"disk_bytes", "disk_latency", "bitrot_per_sec"} {
+		"disk_bytes", "disk_latency", "bitrot_per_sec", "mmap_early_writeback"} {
 		Implemented["faults."+f] = true
 	}
 	for _, p := range []string{"nodes[]", "workload", "workloads[]", "finally"} {
@@ -55,6 +56,8 @@ type diskRun struct {
 	nodes map[string]*diskNode // by program name; looked up, never iterated
 	// given indexes a replay's operation faults by where they fire.
 	given map[opKey][]faults.Fault
+	// givenWB is a replay's mmap_early_writeback faults (mmapfaults.go).
+	givenWB map[wbKey]bool
 }
 
 type opKey struct {
@@ -99,7 +102,11 @@ func setupDisk(r *runner) error {
 	}
 	if r.given != nil {
 		d.given = map[opKey][]faults.Fault{}
+		d.givenWB = map[wbKey]bool{}
 		for _, f := range r.given.Faults {
+			if f.Kind == KindMmapEarlyWriteback {
+				d.givenWB[wbKey{node: f.Node, crash: f.Op, path: f.Path, off: f.Offset}] = true
+			}
 			if read, ok := opKinds[f.Kind]; ok {
 				k := opKey{node: f.Node, read: read, op: f.Op}
 				d.given[k] = append(d.given[k], f)
@@ -340,6 +347,7 @@ func (r *runner) crashWithModel(n *node) {
 		return
 	}
 	dn.crashes++
+	r.mmapWriteback(n, dn)
 	s := rng.ForName(r.seedFor("disk"), "disk", n.prog.Name, dn.crashes)
 	cfg := r.diskf.crash
 	cfg.Syncing = syncing

@@ -34,7 +34,7 @@ func Describe(f Fault) string {
 			what += fmt.Sprintf(", landed at offset %d", f.Target)
 		}
 	case "mmap_early_writeback":
-		what = fmt.Sprintf("mapped page written back early on %s at disk op #%d%s", f.Node, f.Op, onPath(f, true))
+		what = fmt.Sprintf("mapped page written back early on %s at crash #%d%s", f.Node, f.Op, onPath(f, true))
 	case "bitrot":
 		what = fmt.Sprintf("bit rot on %s%s", f.Node, onPath(f, true))
 	case "pause":

@@ -263,6 +263,8 @@ func opNoun(kind string) string {
 		return "counted call"
 	case "udp_drop", "udp_dup":
 		return "udp datagram"
+	case "mmap_early_writeback":
+		return "node crash"
 	}
 	return "disk op"
 }

@@ -152,6 +152,7 @@ func (p *Process) alloc(e *fdEntry) uint32 {
 // closeAll closes every descriptor, as the kernel does when a process exits:
 // sockets send FIN (or RST with unread data), files are released.
 func (p *Process) closeAll() {
+	p.dropMappings()
 	for i, e := range p.fds {
 		if e != nil && i > 2 {
 			e.close()

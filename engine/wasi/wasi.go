@@ -79,6 +79,7 @@ type Process struct {
 	Preempt func(m api.Module, calls api.MutableGlobal)
 
 	fds      []*fdEntry
+	maps     []*procMap // mappings by address (mmap.go)
 	lineBuf  [3][]byte
 	exitCode uint32
 	exited   bool
@@ -203,6 +204,7 @@ var le = binary.LittleEndian
 
 // kill unwinds the guest after its process was killed while blocked.
 func kill(ctx context.Context, m api.Module) {
+	proc(ctx).detachMappings() // while the memory is still there
 	_ = m.CloseWithExitCode(ctx, ExitKilled)
 	panic(sys.NewExitError(ExitKilled))
 }
@@ -220,6 +222,7 @@ func procExit(ctx context.Context, m api.Module, s []uint64) {
 	code := uint32(s[0])
 	p.exited, p.exitCode = true, code
 	p.FlushOutput()
+	p.unmapAll()
 	p.closeAll()
 	_ = m.CloseWithExitCode(ctx, code)
 	panic(sys.NewExitError(code))
