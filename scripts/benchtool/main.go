@@ -105,6 +105,7 @@ func main() {
 	nf.Print()
 	fmt.Println()
 	PrintDiskCrashFigures(os.Stdout, 20)
+	PrintMmapFigures(os.Stdout, 20)
 }
 
 // timed runs one seedfall command and returns its wall time.
