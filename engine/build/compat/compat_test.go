@@ -129,3 +129,19 @@ func write(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// docs/compat.md shows the message for a bbolt version no shim knows.
+func TestDocShowsVersionError(t *testing.T) {
+	pkgs := []Package{{ImportPath: "go.etcd.io/bbolt", Dir: "/m", Module: &Module{Path: "go.etcd.io/bbolt", Version: "v1.6.0", Dir: "/m"}}}
+	_, err := Overlay(runtime.GOROOT(), pkgs, true)
+	if err == nil {
+		t.Fatal("bbolt v1.6.0 was accepted")
+	}
+	doc, rerr := os.ReadFile("../../../docs/compat.md")
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if !strings.Contains(string(doc), `build node "server" (./server): `+err.Error()+"\n") {
+		t.Errorf("docs/compat.md does not show the message as it is now:\n%s", err)
+	}
+}
