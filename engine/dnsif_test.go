@@ -1,8 +1,13 @@
 package engine
 
 import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 const dnsifWorld = `{"net_overlay": true, "latency": ["1ms", "3ms"],
@@ -80,4 +85,38 @@ func TestInterfacesReportLoopbackAndEth0(t *testing.T) {
 	if t.Failed() {
 		t.Logf("client output:\n%s", out)
 	}
+}
+
+// gRPC's default dns:/// resolver looks up TXT _grpc_config.<host> before
+// its first connection; that lookup used to wait 20 virtual seconds for DNS
+// timeouts. The grpcdns guest is its own module (gRPC is no dependency of
+// seedfall): the test skips when its modules cannot be downloaded.
+func TestDNSGRPCFirstCallIsQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds gRPC for wasip1 (a minute on a cold cache)")
+	}
+	dir, _ := filepath.Abs("testdata/guests/grpcdns")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dl := exec.CommandContext(ctx, "go", "mod", "download")
+	dl.Dir = dir
+	if out, err := dl.CombinedOutput(); err != nil {
+		t.Skipf("gRPC check skipped: cannot download the modules of testdata/guests/grpcdns (google.golang.org/grpc): %v\n%s", err, out)
+	}
+	r := twice(t, prepare(t, `{"net_overlay": true, "latency": ["1ms", "3ms"],
+		"nodes": [{"name": "server", "pkg": "./grpcdns", "args": ["-role", "server"]}],
+		"workload": {"name": "client", "pkg": "./grpcdns"}}`), 1, nil)
+	out := output(r, "client")
+	if !r.Passed {
+		t.Fatalf("%s: %s\n%s", r.Class, r.Reason, output(r, ""))
+	}
+	m := regexp.MustCompile(`health SERVING after (\S+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no health check answer:\n%s", out)
+	}
+	took, err := time.ParseDuration(m[1])
+	if err != nil || took > time.Second {
+		t.Errorf("the first gRPC call took %s of virtual time, want well under a second (no DNS timeouts)\n%s", m[1], out)
+	}
+	t.Logf("first gRPC call through dns:/// took %v of virtual time", took)
 }
