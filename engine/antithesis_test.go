@@ -71,6 +71,8 @@ func TestAntithesisAssertionsCountLikeSim(t *testing.T) {
 		// A rich assertion's details carry its operands.
 		`property sometimes "sdk a late step" first true at ` + sdkSite,
 		`{"left":4,"right":3}`,
+		// Its operands and the user's details, keys sorted as sim's.
+		`property always "sdk balance at least zero" first reached at ` + sdkSite + `48: {"left":10,"right":0,"step":1}`,
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("trace lacks %q:\n%s", s, out)

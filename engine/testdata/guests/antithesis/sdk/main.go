@@ -45,7 +45,7 @@ func main() {
 		assert.Always(balance >= 0, "sdk balance never negative", map[string]any{"balance": balance, "step": i})
 		assert.Sometimes(i%2 == 0, "sdk an even step", map[string]any{"step": i})
 		assert.AlwaysOrUnreachable(i <= *n, "sdk steps stay in range", nil)
-		assert.AlwaysGreaterThanOrEqualTo(balance, 0, "sdk balance at least zero", nil)
+		assert.AlwaysGreaterThanOrEqualTo(balance, 0, "sdk balance at least zero", map[string]any{"step": i})
 		assert.AlwaysLessThan(i, *n+1, "sdk step below the end", nil)
 		assert.SometimesGreaterThan(i, 3, "sdk a late step", nil)
 		assert.SometimesAll([]assert.NamedBool{{First: "even", Second: i%2 == 0}, {First: "late", Second: i > 2}}, "sdk even and late", nil)
