@@ -181,26 +181,30 @@
 // ResolveTCPAddr, Dial), a node's address resolves back to its name
 // (LookupAddr), and an unknown name fails at once with "no such host".
 //
-// The other lookups (LookupTXT, LookupSRV, LookupMX, LookupNS, and
-// LookupAddr of an address not in /etc/hosts) do not read nsswitch.conf: Go
-// sends them to the DNS servers of /etc/resolv.conf, by default 127.0.0.1:53
-// and [::1]:53, over UDP then TCP. Nothing answers there on the simulated
-// network, so each timed out after 5s per server and attempt: 20 virtual
+// LookupTXT, LookupSRV, LookupMX and LookupNS do not read /etc/hosts or
+// nsswitch.conf: Go sends them to the DNS servers of /etc/resolv.conf, by
+// default 127.0.0.1:53 and [::1]:53, over UDP. Nothing answered there on the
+// simulated network, so each waited 5s per server and attempt: 20 virtual
 // seconds for gRPC's first `LookupTXT _grpc_config.<name>`. The hook in
-// Resolver.exchange answers every such query at once with NXDOMAIN, the
+// Resolver.exchange now answers every query at once with NXDOMAIN, the
 // question echoed, as a real resolver answers for a name it does not know.
-// Go's own code then handles that answer as it would one from the network,
-// so callers get what they get on Linux: a *net.DNSError with IsNotFound
-// set, "lookup <name> on 127.0.0.1:53: no such host". No virtual time
-// passes and no traffic is sent. Answering at the
-// exchange, rather than running a DNS server on the simulated network,
-// keeps lookups out of the network model (latency, partitions and clogs
-// would delay or lose them, and a server would need a node and an address)
-// and out of the trace; answering there rather than higher up (in
-// Resolver.lookup, say) leaves every caller of the exchange, search lists
-// and error reporting to Go. A Resolver with its own Dial is left alone: it
-// asked for a particular server, which may be a DNS server the user runs on
-// a node, and its queries go over the network like any other traffic.
+// Go's own code handles that answer as it would one from the network, so
+// callers get what they get on Linux: a *net.DNSError with IsNotFound set,
+// "lookup <name> on 127.0.0.1:53: no such host". No virtual time passes and
+// no traffic is sent.
+//
+// Why answer in Resolver.exchange: it is the one function through which
+// every query of Go's resolver goes, whatever the Lookup function, the
+// record type or PreferGo (wasip1 has no cgo resolver). Answering there
+// rather than higher up (in Resolver.lookup or tryOneName, say) leaves
+// search lists, the handling of the reply code and error reporting to Go,
+// unchanged. A DNS server on the simulated network would need a node and an
+// address of its own, would put every lookup through latency, partitions
+// and clogs (a partitioned node would wait out the same timeouts), and would
+// add traffic to the trace, all to say that the name does not exist. A
+// Resolver with its own Dial is left alone: it asked for a particular
+// server, which may be a DNS server the user runs on a node, and its
+// queries go over the network like any other traffic.
 //
 // # Interfaces
 //
