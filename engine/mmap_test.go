@@ -211,7 +211,7 @@ func BenchmarkMmapCoherence(b *testing.B) {
 					}
 					off = (off + chunk) % fileSize
 				}
-				if i%64 == 63 {
+				if i%8 == 7 {
 					b.StopTimer()
 					if e := h.Sync(); e != 0 { // keep the pending log short
 						b.Fatal(e)

@@ -329,9 +329,15 @@ func (d *Disk) Bitrot(draw Draw) (f Fired, ok bool) {
 			continue
 		}
 		n := fl.n
+		if len(n.maps) > 0 {
+			d.takeIn(n, at, at+1) // a store there is a pending write
+		}
 		flipBit(&n.dur, &n.data, at, bit)
 		if visible(n, at) {
 			flipBit(&n.data, &n.dur, at, bit)
+			if len(n.maps) > 0 {
+				d.mapRefresh(n, at, at+1)
+			}
 		}
 		n.addDamage(Damage{Off: at, Len: 1, Kind: KindBitrot})
 		return Fired{Kind: KindBitrot, Path: fl.path, Offset: at, Bit: bit}, true

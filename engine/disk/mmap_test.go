@@ -190,3 +190,18 @@ func TestFlockLinuxSemantics(t *testing.T) {
 		t.Fatalf("stale handle: %v", e)
 	}
 }
+
+// Bit rot the program can see shows in a mapping too.
+func TestMappingSeesBitrot(t *testing.T) {
+	d := newDisk(false)
+	seed(t, d, "f", "abcd")
+	h := open(t, d, "f", Read)
+	_, buf := mapOf(t, h, 0, PageSize, false)
+	fired, okk := d.Bitrot(func(n int) int { return 0 })
+	if !okk || fired.Offset != 0 {
+		t.Fatalf("bitrot %+v %v", fired, okk)
+	}
+	if buf[0] != 'a'^1 {
+		t.Fatalf("mapping holds %q after bit rot of byte 0", buf[0])
+	}
+}
