@@ -229,42 +229,51 @@ func (d *Disk) takeIn(n *inode, from, to int64) {
 }
 
 // takeInFrom writes m's dirty pages in [from, to) into the cache as
-// pending writes, and copies them into the other mappings of the file
-// whose bytes there still equal the cache (a mapping with stores of its
-// own there keeps them, to be taken in after).
+// pending writes, and merges them into the other mappings of the file:
+// where another mapping's byte still equals the cache's old byte it takes
+// the new one; where it differs, it is a store of that mapping's own, kept
+// to be taken in after.
 func (d *Disk) takeInFrom(m *Mapping, from, to int64) {
 	n := m.n
 	d.scan(m, from, to, func(off int64, data []byte) {
-		var others []*Mapping
+		var old []byte
 		if len(n.maps) > 1 {
-			old := make([]byte, len(data))
+			old = make([]byte, len(data))
 			n.data.readAt(old, off)
-			for _, o := range n.maps {
-				if o != m && o.overlaps(off, off+int64(len(data))) && o.matches(off, old) {
-					others = append(others, o)
-				}
-			}
 		}
 		n.data.writeAt(data, off, &n.dur)
 		d.logWrite(n, data, off)
 		now := d.now()
 		n.mtim, n.ctim = now, now
-		for _, o := range others {
-			o.copyIn(off, data)
+		if old == nil {
+			return
+		}
+		for _, o := range n.maps {
+			if o != m {
+				o.merge(off, old, data)
+			}
 		}
 	})
 }
 
-func (m *Mapping) overlaps(from, to int64) bool { return from < m.off+m.length && m.off < to }
-
-// matches reports whether the mapped bytes at file offset off equal b
-// where they overlap.
-func (m *Mapping) matches(off int64, b []byte) bool {
-	lo, hi := max(off, m.off), min(off+int64(len(b)), m.off+m.length)
+// merge updates the mapped bytes at file offset off, where they overlap,
+// from old to new: each byte still equal to old takes new's.
+func (m *Mapping) merge(off int64, old, new []byte) {
+	lo, hi := max(off, m.off), min(off+int64(len(new)), m.off+m.length)
 	if lo >= hi {
-		return true
+		return
 	}
-	return bytes.Equal(m.mem()[lo-m.off:hi-m.off], b[lo-off:hi-off])
+	mem := m.mem()[lo-m.off : hi-m.off]
+	old, new = old[lo-off:hi-off], new[lo-off:hi-off]
+	if bytes.Equal(mem, old) {
+		copy(mem, new)
+		return
+	}
+	for i := range mem {
+		if mem[i] == old[i] {
+			mem[i] = new[i]
+		}
+	}
 }
 
 // copyIn copies b, the file's bytes at off, into the mapping where they

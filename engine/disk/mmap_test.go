@@ -205,3 +205,21 @@ func TestMappingSeesBitrot(t *testing.T) {
 		t.Fatalf("mapping holds %q after bit rot of byte 0", buf[0])
 	}
 }
+
+// Two writable mappings of one page each keep their own stores: taking in
+// one merges its bytes into the other without undoing the other's.
+func TestTwoWritableMappingsMergeStores(t *testing.T) {
+	d := newDisk(false)
+	seed(t, d, "f", string(make([]byte, PageSize)))
+	h := open(t, d, "f", Read|Write)
+	_, a := mapOf(t, h, 0, PageSize, true)
+	_, b := mapOf(t, h, 0, PageSize, true)
+	a[1], b[2] = 'a', 'b'
+	got := make([]byte, 4)
+	if _, e := h.ReadAt(got, 0); e != 0 || string(got) != "\x00ab\x00" {
+		t.Fatalf("read %q %v", got, e)
+	}
+	if a[2] != 'b' || b[1] != 'a' {
+		t.Fatalf("mappings a=%q b=%q", a[:4], b[:4])
+	}
+}
