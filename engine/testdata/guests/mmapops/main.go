@@ -9,7 +9,8 @@
 //	             page 0 with msync(MS_SYNC) and page 1 with fsync, stores a
 //	             marker into pages 2-15 without syncing, takes an exclusive
 //	             flock and waits to be crashed; later ones report which
-//	             pages survived and whether the lock is free.
+//	             pages survived and whether the lock is free (with
+//	             -fail-if-kept, exit 1 if an unsynced page survived).
 //	-mode exit   the first incarnation stores into a writable mapping and
 //	             exits with status 3 without unmapping; later ones report
 //	             what the file holds.
@@ -107,6 +108,7 @@ func must[T any](v T, err error) T {
 
 func main() {
 	mode := flag.String("mode", "ops", "ops, crash or exit")
+	flag.BoolVar(&failIfKept, "fail-if-kept", false, "crash: exit 1 when an unsynced page survived a crash")
 	flag.Parse()
 	switch *mode {
 	case "ops":
@@ -246,6 +248,8 @@ func ops() {
 
 const crashPages = 16
 
+var failIfKept bool
+
 func crash() {
 	if data, err := os.ReadFile("pages"); err == nil {
 		var survived []int
@@ -255,6 +259,9 @@ func crash() {
 			}
 		}
 		fmt.Printf("msync kept %v, fsync kept %v, unsynced survived %v\n", data[1] == 'S', data[page+1] == 'F', survived)
+		if failIfKept && len(survived) > 0 {
+			os.Exit(1)
+		}
 		l := must(os.Open("lock"))
 		fmt.Println("flock after crash:", flock(l, lockEx|lockNb))
 		time.Sleep(time.Hour)
