@@ -47,6 +47,7 @@ func TestAntithesisAssertionsCountLikeSim(t *testing.T) {
 		{PropUnreachable, "sdk the forbidden branch", 0, 0, 0, true},
 		{PropReachable, "sdk a negative count", 0, 0, 0, false},
 		{PropSometimes, "sdk never evaluated", 0, 0, 0, false},
+		{PropReachable, `sdk a "quoted" message`, 0, 0, 0, false},
 	}
 	if len(r.Properties) != len(want) {
 		t.Fatalf("got %d properties, want %d: %+v", len(r.Properties), len(want), r.Properties)
@@ -90,7 +91,7 @@ func TestAntithesisAssertionsCountLikeSim(t *testing.T) {
 			t.Errorf("%q: site %q", g.Message, g.Site)
 			continue
 		}
-		if !strings.Contains(lines[line-1], `"`+g.Message+`"`) {
+		if !strings.Contains(lines[line-1], strconv.Quote(g.Message)) {
 			t.Errorf("%q: site %s is %q", g.Message, g.Site, lines[line-1])
 		}
 	}
@@ -172,9 +173,18 @@ func TestAntithesisSetupCompleteOpensFaults(t *testing.T) {
 func TestAntithesisSendEventInTheTrace(t *testing.T) {
 	p := prepare(t, `{"nodes": [], "workload": {"name": "client", "pkg": "./antithesis/sdk", "args": ["-n", "2", "-event"]}}`)
 	r := twice(t, p, 4, nil)
-	want := `0.002000000 client#1 - event "sdk steps done": {"balance":10,"steps":2}`
+	// Details as sim writes them: keys sorted at every level, strings
+	// escaped as JSON.
+	want := `0.002000000 client#1 - event "sdk steps done": {"balance":10,"nested":{"a":[1,2],"b":1},"note":"a \"quoted\", {braced} word","steps":2}`
 	if !r.Passed || !strings.Contains(output(r, ""), want) {
 		t.Fatalf("trace lacks %q:\n%s", want, output(r, ""))
+	}
+	// A message with escapes is the same property at run time as in the
+	// source.
+	for _, pr := range r.Properties {
+		if pr.Message == `sdk a "quoted" message` && (pr.Kind != PropReachable || pr.Hits != 1) {
+			t.Errorf("%+v, want reached once", pr)
+		}
 	}
 }
 

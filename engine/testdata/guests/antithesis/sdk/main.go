@@ -62,7 +62,8 @@ func main() {
 		assert.Sometimes(true, "sdk never evaluated", nil)
 	}
 	if *event {
-		lifecycle.SendEvent("sdk steps done", map[string]any{"steps": *n, "balance": balance})
+		assert.Reachable("sdk a \"quoted\" message", nil)
+		lifecycle.SendEvent("sdk steps done", map[string]any{"steps": *n, "balance": balance, "note": "a \"quoted\", {braced} word", "nested": map[string]any{"b": 1, "a": []int{1, 2}}})
 	}
 	fmt.Println("done")
 }
