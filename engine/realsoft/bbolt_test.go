@@ -1,0 +1,113 @@
+package realsoft
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+// findFailure runs seeds 1..limit of a world that must fail and returns the
+// first failure.
+func findFailure(t testing.TB, p *engine.Prepared, limit uint64) *engine.Result {
+	t.Helper()
+	for seed := uint64(1); seed <= limit; seed++ {
+		if res := run(t, p, seed, nil); !res.Passed {
+			return res
+		}
+	}
+	t.Fatalf("no failure in seeds 1-%d", limit)
+	return nil
+}
+
+// replaysExactly replays a failure from its recorded schedule, twice, and
+// insists on the same verdict and digest as the run that found it.
+func replaysExactly(t testing.TB, p *engine.Prepared, res *engine.Result) {
+	t.Helper()
+	again := twice(t, p, res.Seed, res.Schedule)
+	if again.Passed || again.Class != res.Class || again.Digest != res.Digest {
+		t.Fatalf("seed %d replayed from its schedule: passed %v, class %q, digest %s; the run that found it: class %q, digest %s",
+			res.Seed, again.Passed, again.Class, again.Digest, res.Class, res.Digest)
+	}
+}
+
+// bboltkv with db.NoSync and a timed db.Sync acknowledges writes a crash
+// loses; with reordered writeback a crash can also keep a meta page whose
+// pages never reached the disk, and bbolt panics reading them.
+func TestBboltNoSyncLosesAcknowledgedWrites(t *testing.T) {
+	p := prepareFile(t, "bboltkv/seedfall.json")
+	res := findFailure(t, p, 10)
+	out := output(res, "")
+	switch res.Class {
+	case engine.ClassWorkload:
+		if !strings.Contains(out, "lost acknowledged write") {
+			t.Errorf("seed %d failed without a lost write:\n%s", res.Seed, out)
+		}
+	case engine.ClassPanic:
+		if !strings.Contains(out, "go.etcd.io/bbolt") {
+			t.Errorf("seed %d panicked outside bbolt:\n%s", res.Seed, out)
+		}
+	default:
+		t.Fatalf("seed %d failed with class %q (%s), want workload or panic", res.Seed, res.Class, res.Reason)
+	}
+	t.Logf("seed %d: %s: %s", res.Seed, res.Class, res.Reason)
+	replaysExactly(t, p, res)
+}
+
+// The fixed twin (bbolt's default: every commit fdatasyncs) passes under
+// crashes, torn and reordered writeback and crashes during disk operations.
+// Every start checks that a second bolt.Open of the file times out on the
+// flock, and a node restarted after a crash opens the file again: the crash
+// released its lock.
+func TestBboltFixedPasses(t *testing.T) {
+	p := prepareFile(t, "bboltkv/seedfall.fixed.json")
+	faulted, crashIO, restarts := 0, 0, 0
+	for seed := uint64(1); seed <= passingSeeds(); seed++ {
+		res := run(t, p, seed, nil)
+		out := output(res, "")
+		if !res.Passed {
+			t.Fatalf("seed %d: %s: %s\n%s", seed, res.Class, res.Reason, out)
+		}
+		if len(res.Schedule.Faults) > 0 {
+			faulted++
+		}
+		for _, f := range res.Schedule.Faults {
+			if f.Kind == "crash_io" {
+				crashIO++
+			}
+		}
+		if !strings.Contains(out, "server#1 ! server: a second bolt.Open timed out on the file lock") {
+			t.Errorf("seed %d: the first start did not report the lock check:\n%s", seed, out)
+		}
+		if strings.Contains(out, "lock is still held") {
+			t.Errorf("seed %d: a restarted server found the lock held:\n%s", seed, out)
+		}
+		if strings.Contains(out, "server#2 ! server: opened data/kv.db with") {
+			restarts++
+		}
+	}
+	if faulted == 0 || restarts == 0 {
+		t.Errorf("no seed had faults (%d) or a restart that reopened the database (%d)", faulted, restarts)
+	}
+	t.Logf("%d seeds passed: %d with faults, %d crashes during disk operations, %d restarted and reopened", passingSeeds(), faulted, crashIO, restarts)
+}
+
+// BenchmarkBboltFixed reports seeds per second of real time and how much
+// faster than real time the world runs.
+func BenchmarkBboltFixed(b *testing.B) {
+	p := prepareFile(b, "bboltkv/seedfall.fixed.json")
+	b.ResetTimer()
+	var sim, wall int64
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		res := run(b, p, uint64(i+1), nil)
+		if !res.Passed {
+			b.Fatalf("seed %d: %s: %s", i+1, res.Class, res.Reason)
+		}
+		sim += res.SimNs
+		wall += res.WallNs
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "seeds/s")
+	b.ReportMetric(float64(sim)/float64(wall), "sim/wall")
+}
