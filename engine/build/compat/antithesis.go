@@ -35,7 +35,8 @@ import (
 // (v0.8.0 on), and in the tracker's gate (counts before v0.8.0, flags and
 // an early trackerEmitted from v0.8.0). v0.3.8 and older have no
 // voidstar_handler_noop.go (their emit.go needs cgo) and do not build for
-// wasip1 at all.
+// wasip1 at all. v0.8.0-default-no-op compiles every call to nothing
+// without the enable_antithesis_sdk tag, and is left as it is.
 
 //go:embed shims/antithesis/*.go.in
 var antithesisFS embed.FS
@@ -46,7 +47,7 @@ const AntithesisSDK = "github.com/antithesishq/antithesis-sdk-go"
 func init() {
 	register(&Shim{
 		Module:   AntithesisSDK,
-		Versions: []string{"v0.5.0", "v0.6.0", "v0.7.0", "v0.7.2", "v0.8.0", "v0.9.0"},
+		Versions: []string{"v0.5.0", "v0.6.0", "v0.7.0", "v0.7.2", "v0.8.0", "v0.8.0-default-no-op", "v0.9.0"},
 		Always:   true,
 		What:     "assertions, lifecycle and random of the Antithesis SDK go to seedfall",
 		Files:    antithesisFiles,
@@ -56,6 +57,12 @@ func init() {
 // antithesisFiles writes the shim's files for the SDK whose files are in
 // m.Dir.
 func antithesisFiles(m Module) (map[string][]byte, error) {
+	if strings.HasSuffix(m.Version, "-default-no-op") {
+		// The variant NATS requires: its assert, lifecycle and random
+		// packages are no-ops unless built with -tags enable_antithesis_sdk,
+		// which seedfall never sets, so there is nothing to bridge.
+		return nil, nil
+	}
 	read := func(rel string) (string, error) {
 		b, err := os.ReadFile(filepath.Join(m.Dir, filepath.FromSlash(rel)))
 		return string(b), err

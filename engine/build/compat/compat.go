@@ -79,13 +79,20 @@ type Patch struct {
 type VersionError struct {
 	Module, Version string
 	Known           []string
+	// Always is set for a shim that applies without compat_overlay, which
+	// the message then does not blame.
+	Always bool
 }
 
 func (e *VersionError) Error() string {
 	latest := e.Known[len(e.Known)-1]
-	return fmt.Sprintf("compat_overlay: %s %s has no shim in this seedfall (it knows %s); "+
+	head := "compat_overlay: "
+	if e.Always {
+		head = "seedfall bridges this module in every build: "
+	}
+	return fmt.Sprintf("%s%s %s has no shim in this seedfall (it knows %s); "+
 		"require a known version in go.mod (go get %s@%s), or see docs/compat.md for adding a shim",
-		e.Module, e.Version, strings.Join(e.Known, ", "), e.Module, latest)
+		head, e.Module, e.Version, strings.Join(e.Known, ", "), e.Module, latest)
 }
 
 func known(s *Shim, version string) bool {

@@ -75,7 +75,9 @@ func TestSyscallShimFitsThisGo(t *testing.T) {
 func TestUnknownVersion(t *testing.T) {
 	defer func(saved []*Shim) { shims = saved }(shims)
 	register(&Shim{Module: "example.com/store", Versions: []string{"v1.0.0", "v1.1.0"},
-		Files: func(Module) (map[string][]byte, error) { return map[string][]byte{"x_wasm.go": []byte("package store\n")}, nil }})
+		Files: func(Module) (map[string][]byte, error) {
+			return map[string][]byte{"x_wasm.go": []byte("package store\n")}, nil
+		}})
 	pkgs := func(v string) []Package {
 		return []Package{{ImportPath: "example.com/store", Dir: "/m", Module: &Module{Path: "example.com/store", Version: v, Dir: "/m"}}}
 	}
@@ -143,5 +145,22 @@ func TestDocShowsVersionError(t *testing.T) {
 	}
 	if !strings.Contains(string(doc), `build node "server" (./server): `+err.Error()+"\n") {
 		t.Errorf("docs/compat.md does not show the message as it is now:\n%s", err)
+	}
+}
+
+// docs/antithesis.md shows the message for an SDK version no shim knows,
+// which does not blame compat_overlay: the bridge applies without it.
+func TestDocShowsAlwaysVersionError(t *testing.T) {
+	pkgs := []Package{{ImportPath: AntithesisSDK + "/assert", Dir: "/m/assert", Module: &Module{Path: AntithesisSDK, Version: "v0.3.8", Dir: "/m"}}}
+	_, err := Overlay(runtime.GOROOT(), pkgs, false)
+	if err == nil {
+		t.Fatal("SDK v0.3.8 was accepted")
+	}
+	doc, rerr := os.ReadFile("../../../docs/antithesis.md")
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if strings.Contains(err.Error(), "compat_overlay") || !strings.Contains(string(doc), `build node "c" (./x): `+err.Error()+"\n") {
+		t.Errorf("docs/antithesis.md does not show the message as it is now:\n%s", err)
 	}
 }

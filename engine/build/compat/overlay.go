@@ -95,7 +95,7 @@ func Overlay(goroot string, pkgs []Package, on bool) (*Files, error) {
 			continue
 		}
 		if !known(s, m.Version) {
-			return nil, &VersionError{Module: m.Path, Version: m.Version, Known: s.Versions}
+			return nil, &VersionError{Module: m.Path, Version: m.Version, Known: s.Versions, Always: s.Always}
 		}
 		files, err := s.Files(*m)
 		if err != nil {
