@@ -13,9 +13,11 @@
 // the library's fsync. Two workarounds for the library's crash bugs are
 // flags, both off by default:
 //
-//   - -sync-dir fsyncs the log's directory after each write (and its
-//     parents, once, after Open), so that a new segment file the library created
-//     stays in the directory after a crash. The library never does.
+//   - -sync-dir=open fsyncs the log's directory and its parents once, after
+//     wal.Open, which may have created them and the first segment file.
+//     -sync-dir=write also fsyncs the log's directory after each write, so
+//     that a segment file the library started for it stays in the
+//     directory after a crash. The library never fsyncs a directory.
 //   - -repair-torn-tail: when wal.Open reports "log corrupt", shortens the
 //     last segment file from its end until wal.Open accepts it. A crash in
 //     the middle of an append leaves a partial entry at the end of the last
@@ -45,11 +47,14 @@ func main() {
 	listen := flag.String("listen", ":7000", "address to listen on")
 	dir := flag.String("dir", "data/wal", "directory of the log")
 	segSize := flag.Int("segment-size", 4096, "target size of a segment file (wal.Options.SegmentSize)")
-	syncDir := flag.Bool("sync-dir", false, "workaround: fsync the log directory after each write")
+	syncDir := flag.String("sync-dir", "never", "workaround: fsync the log directory and its parents after wal.Open (open), and the log directory after each write as well (write)")
 	repair := flag.Bool("repair-torn-tail", false, "workaround: cut a torn tail off the last segment when wal.Open reports the log corrupt")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("server: ")
+	if *syncDir != "never" && *syncDir != "open" && *syncDir != "write" {
+		log.Fatalf("-sync-dir is %q; use never, open or write", *syncDir)
+	}
 
 	opts := *wal.DefaultOptions // NoSync false: fsync after every write
 	opts.SegmentSize = *segSize
@@ -60,7 +65,7 @@ func main() {
 	if err != nil {
 		log.Fatalf("wal.Open %s: %v", *dir, err)
 	}
-	if *syncDir {
+	if *syncDir != "never" {
 		// Open may have created the directory, its parents and the first
 		// segment: fsync the log directory and every parent up to ".".
 		for d := *dir; ; d = filepath.Dir(d) {
@@ -76,7 +81,7 @@ func main() {
 	last, _ := l.LastIndex()
 	log.Printf("opened %s: entries %d to %d", *dir, first, last)
 
-	s := &service{log: l, dir: *dir, syncDir: *syncDir}
+	s := &service{log: l, dir: *dir, syncDir: *syncDir == "write"}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		log.Fatal(err)
