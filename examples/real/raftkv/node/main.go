@@ -113,7 +113,7 @@ func main() {
 	conf.HeartbeatTimeout = 100 * time.Millisecond
 	conf.ElectionTimeout = 100 * time.Millisecond
 	conf.LeaderLeaseTimeout = 50 * time.Millisecond
-	conf.CommitTimeout = 5 * time.Millisecond
+	conf.CommitTimeout = 50 * time.Millisecond
 	// Snapshot and compact often, so that restarts restore snapshots and
 	// followers that fall behind get one installed.
 	conf.SnapshotInterval = 300 * time.Millisecond
