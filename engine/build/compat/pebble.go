@@ -27,13 +27,23 @@ import (
 //
 // The vfs, rawalloc and manual packages are the same in every v1.1 release but for
 // comments and mem_fs.go, which the shim does not touch. pebble/v2 keeps
-// the same files and names, and gets the same templates.
+// the same files and names but for three changes: internal/manual no
+// longer needs a size, File.Stat returns vfs.FileInfo, and vfs wants
+// deviceIDFromFileInfo (default_wasip1.v2.go.in). Its dependency
+// prometheus/procfs calls syscall.Statfs, which the generic shim declares
+// (failing with ENOSYS).
 func init() {
 	register(&Shim{
 		Module:   "github.com/cockroachdb/pebble",
 		Versions: []string{"v1.1.0", "v1.1.1", "v1.1.2", "v1.1.3", "v1.1.4", "v1.1.5"},
 		What:     "wasip1 vfs (fsync, flock, directory sync, nominal disk usage) and wasm rawalloc",
-		Files:    pebbleFiles,
+		Files:    func(m Module) (map[string][]byte, error) { return pebbleFiles(m, 1) },
+	})
+	register(&Shim{
+		Module:   "github.com/cockroachdb/pebble/v2",
+		Versions: []string{"v2.1.7"},
+		What:     "wasip1 vfs (fsync, flock, directory sync, nominal disk usage, device ids) and wasm rawalloc",
+		Files:    func(m Module) (map[string][]byte, error) { return pebbleFiles(m, 2) },
 	})
 }
 
@@ -41,14 +51,20 @@ func init() {
 // would otherwise be built for wasip1 (and does not compile anywhere).
 const pebbleGeneric = "!darwin && !dragonfly && !freebsd && !linux && !netbsd && !openbsd && !solaris && !windows"
 
-func pebbleFiles(m Module) (map[string][]byte, error) {
+// pebbleFiles returns the shim's files for pebble of major version major.
+func pebbleFiles(m Module, major int) (map[string][]byte, error) {
 	out := map[string][]byte{
-		"internal/manual/manual_wasm.go":     Template("shims/pebble/manual_wasm.go.in"),
 		"internal/rawalloc/rawalloc_wasm.go": Template("shims/pebble/rawalloc_wasm.go.in"),
-		"vfs/default_wasip1.go":              Template("shims/pebble/default_wasip1.go.in"),
 		"vfs/disk_usage_wasip1.go":           Template("shims/pebble/disk_usage_wasip1.go.in"),
 		"vfs/errors_wasip1.go":               Template("shims/pebble/errors_wasip1.go.in"),
 		"vfs/file_lock_wasip1.go":            Template("shims/pebble/file_lock_wasip1.go.in"),
+	}
+	if major == 1 {
+		out["internal/manual/manual_wasm.go"] = Template("shims/pebble/manual_wasm.go.in")
+		out["vfs/default_wasip1.go"] = Template("shims/pebble/default_wasip1.go.in")
+	} else {
+		// v2's File.Stat returns its own FileInfo, which knows its device.
+		out["vfs/default_wasip1.go"] = Template("shims/pebble/default_wasip1.v2.go.in")
 	}
 	for rel := range out {
 		if _, err := os.Stat(filepath.Join(m.Dir, filepath.FromSlash(rel))); err == nil {
