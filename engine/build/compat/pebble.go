@@ -41,7 +41,7 @@ func init() {
 	})
 	register(&Shim{
 		Module:   "github.com/cockroachdb/pebble/v2",
-		Versions: []string{"v2.1.7"},
+		Versions: []string{"v2.1.4", "v2.1.6", "v2.1.7"},
 		What:     "wasip1 vfs (fsync, flock, directory sync, nominal disk usage, device ids) and wasm rawalloc",
 		Files:    func(m Module) (map[string][]byte, error) { return pebbleFiles(m, 2) },
 	})

@@ -23,6 +23,9 @@
 // with every WAL fsynced into it, away. Pebble v2 syncs the parents itself.
 // -sync-parent=false leaves it to Pebble, which seedfall.mkdir.json shows.
 //
+// -check-lock checks, after opening, that Pebble's LOCK file refuses a
+// second lock (through the flock of seedfall's compat_overlay).
+//
 // -flush-every N flushes the memtable to an sstable after every N writes,
 // as a periodic checkpoint would; with the small L0 threshold set below it
 // makes Pebble write sstables, compact them and rotate its MANIFEST while
@@ -40,8 +43,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble"
+	"github.com/cockroachdb/pebble/vfs"
 )
 
 func main() {
@@ -50,6 +55,7 @@ func main() {
 	durability := flag.String("durability", "sync", "how a PUT is written before its OK: sync (pebble.Sync) or nosync (pebble.NoSync)")
 	flushEvery := flag.Int("flush-every", 0, "flush the memtable after every N writes (0: only when it is full)")
 	syncParent := flag.Bool("sync-parent", true, "create the database directory and fsync its parents before pebble.Open")
+	checkLock := flag.Bool("check-lock", false, "after opening, check that another open file of the database's LOCK cannot take the lock")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("pebblekv: ")
@@ -65,6 +71,9 @@ func main() {
 		os.Exit(2)
 	}
 
+	if _, err := os.Stat(*dir); errors.Is(err, os.ErrNotExist) {
+		log.Printf("no database directory %s: creating it", *dir)
+	}
 	if *syncParent {
 		if err := mkdirDurable(*dir); err != nil {
 			log.Fatalf("create %s: %v", *dir, err)
@@ -77,7 +86,18 @@ func main() {
 	if err != nil {
 		log.Fatalf("open %s: %v", *dir, err)
 	}
-	log.Printf("opened %s, durability %s", *dir, *durability)
+	usage, err := vfs.Default.GetDiskUsage(*dir)
+	if err != nil {
+		log.Fatalf("disk usage of %s: %v", *dir, err)
+	}
+	log.Printf("opened %s, durability %s; disk: %d bytes used, %d available of %d",
+		*dir, *durability, usage.UsedBytes, usage.AvailBytes, usage.TotalBytes)
+	if *checkLock {
+		if err := lockIsHeld(filepath.Join(*dir, "LOCK")); err != nil {
+			log.Fatal(err)
+		}
+		log.Printf("a second open file of the LOCK could not lock it, as it should")
+	}
 
 	s := &server{db: db, opts: opts, flushEvery: int64(*flushEvery)}
 	ln, err := net.Listen("tcp", *listen)
@@ -116,6 +136,24 @@ func mkdirDurable(dir string) error {
 		}
 		p = parent
 	}
+}
+
+// lockIsHeld checks that the lock Pebble holds on name refuses another open
+// file of it, as it refuses another process.
+func lockIsHeld(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
+		return fmt.Errorf("took the lock on %s while pebble holds it", name)
+	}
+	if !errors.Is(err, syscall.EWOULDBLOCK) {
+		return fmt.Errorf("flock %s: %v, want EWOULDBLOCK", name, err)
+	}
+	return nil
 }
 
 type server struct {
