@@ -42,9 +42,9 @@ func TestJetStreamDefaultSyncLosesAckedMessages(t *testing.T) {
 	}
 }
 
-// With sync_interval: always, every acknowledged message survives crashes,
-// torn and reordered writeback and crashes during disk operations, and so
-// does the stream, created under those faults.
+// With sync_interval: always, every acknowledged message of a stream that
+// exists (seeded on the node's disk, as in the buggy world) survives
+// crashes, torn and reordered writeback and crashes during disk operations.
 func TestJetStreamSyncAlwaysPasses(t *testing.T) {
 	p := prepareFile(t, "jetstream/seedfall.fixed.json")
 	faulted, total := 0, 0
@@ -79,4 +79,25 @@ func TestJetStreamStrictDirsLosesStream(t *testing.T) {
 	}
 	t.Logf("seed %d: %s: %s", res.Seed, res.Class, res.Reason)
 	twReplay(t, p, res)
+}
+
+// A crash while JetStream creates a stream (sync_interval: always), after
+// meta.inf is written and before meta.sum is, leaves a stream directory
+// that every restart skips ("Missing stream checksum file"). The client's
+// retried create reuses the directory without writing meta.sum, the server
+// acknowledges it and its messages, and the next restart drops the stream.
+func TestJetStreamCrashDuringCreateDropsStream(t *testing.T) {
+	p := prepareFile(t, "jetstream/seedfall.createcrash.json")
+	check := func(res *engine.Result) {
+		t.Helper()
+		if res.Class != engine.ClassWorkload || !strings.Contains(output(res, "client"), "whose creation the server acknowledged, is gone") ||
+			!strings.Contains(output(res, "server"), "Missing stream checksum file") {
+			t.Fatalf("seed %d: %s: %s; want the stream dropped for its missing meta.sum:\n%s", res.Seed, res.Class, res.Reason, output(res, ""))
+		}
+	}
+	res := twFirstFailure(t, p, 10)
+	check(res)
+	t.Logf("seed %d: %s: %s", res.Seed, res.Class, res.Reason)
+	twReplay(t, p, res)
+	check(twShrunk(t, p, "jetstream/shrunk/createcrash.faults.json"))
 }
