@@ -222,7 +222,7 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 		if len(bytes.TrimSpace(output)) == 0 {
 			output = []byte(err.Error())
 		}
-		return nil, p.userErr("%s", cleanOutput(string(output)))
+		return nil, p.userErr("%s%s", cleanOutput(string(output)), b.compatHint(ctx, p, req, env, output))
 	}
 	bin, err := os.ReadFile(out)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"maps"
@@ -112,6 +113,24 @@ func patchedModule(cache string, patch compat.Patch) (string, error) {
 		}
 		return nil
 	})
+}
+
+// compatHint explains a failed build that compat_overlay would fix: a
+// dependency seedfall has a shim for, or a call the generic shim adds.
+func (b *Builder) compatHint(ctx context.Context, p *buildPlan, req Request, env []string, output []byte) string {
+	if req.Compat {
+		return ""
+	}
+	if pkgs, err := b.listDeps(ctx, p.pkg, env); err == nil {
+		if mods := compat.Needing(pkgs); len(mods) > 0 {
+			return fmt.Sprintf("\n%s: seedfall has a shim for it under compat_overlay; set \"compat_overlay\": true in the world file (docs/compat.md)",
+				strings.Join(mods, ", "))
+		}
+	}
+	if compat.GenericMissing(string(output)) {
+		return "\nseedfall's compat_overlay adds mmap, flock and their constants to syscall and golang.org/x/sys/unix for wasip1; set \"compat_overlay\": true in the world file (docs/compat.md)"
+	}
+	return ""
 }
 
 // listDeps runs go list -deps on the package in dir for wasip1.

@@ -2,6 +2,7 @@ package compat
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -103,3 +104,33 @@ func known(s *Shim, version string) bool {
 	}
 	return false
 }
+
+// Needing lists, as "module version", the modules of pkgs that a shim
+// applied only under compat_overlay covers: a failed build without it
+// names them.
+func Needing(pkgs []Package) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range pkgs {
+		m := p.Module
+		if m == nil || seen[m.Path] {
+			continue
+		}
+		seen[m.Path] = true
+		for _, s := range shims {
+			if s.Module == m.Path && !s.Always {
+				out = append(out, m.Path+" "+m.Version)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// genericNames are what the generic shim adds, as a compiler names them
+// when they are missing.
+var genericNames = regexp.MustCompile(`undefined: (syscall|unix)\.(Mmap|Munmap|Msync|Mprotect|Madvise|Mlock|Munlock|Flock|Fdatasync|PROT_|MAP_|MS_|LOCK_|MADV_)`)
+
+// GenericMissing reports whether compiler output complains of a name the
+// generic shim adds.
+func GenericMissing(output string) bool { return genericNames.MatchString(output) }
