@@ -164,3 +164,26 @@ func TestDocShowsAlwaysVersionError(t *testing.T) {
 		t.Errorf("docs/antithesis.md does not show the message as it is now:\n%s", err)
 	}
 }
+
+// docs/compat.md lists every shim with exactly the versions it knows.
+func TestDocListsEveryShim(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/compat.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range Shims() {
+		var row string
+		for _, line := range strings.Split(string(doc), "\n") {
+			if strings.HasPrefix(line, "| `"+s.Module+"` |") {
+				row = line
+			}
+		}
+		if row == "" {
+			t.Errorf("docs/compat.md has no row for %s", s.Module)
+			continue
+		}
+		if got, want := strings.TrimSpace(strings.Split(row, "|")[2]), strings.Join(s.Versions, ", "); got != want {
+			t.Errorf("docs/compat.md lists %s at %s; the shim knows %s", s.Module, got, want)
+		}
+	}
+}
