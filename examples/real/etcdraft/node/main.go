@@ -44,6 +44,7 @@ func main() {
 	snapCount := flag.Uint64("snap-count", 40, "applied entries between snapshots")
 	catchUp := flag.Uint64("catch-up", 10, "entries kept in memory after a snapshot for slow followers")
 	segment := flag.Int64("segment-bytes", 16<<10, "WAL segment size (wal.SegmentSizeBytes; etcd's default 64 MiB is preallocated)")
+	syncDirs := flag.Bool("sync-dirs", true, "fsync the WAL and snapshot directories after wal.Create and snap.SaveSnap, which leave that to the file system")
 	keep := flag.Uint("keep", 3, "WAL segments and snapshot files to keep when purging")
 	tick := flag.Duration("tick", 50*time.Millisecond, "raft tick")
 	flag.Parse()
@@ -71,6 +72,7 @@ func main() {
 		addrs:     addrs,
 		dir:       *dir,
 		bug:       *bug,
+		syncDirs:  *syncDirs,
 		snapCount: *snapCount,
 		catchUp:   *catchUp,
 		keep:      *keep,

@@ -29,6 +29,7 @@ type node struct {
 	addrs     []string
 	dir       string
 	bug       string
+	syncDirs  bool
 	snapCount uint64
 	catchUp   uint64
 	keep      uint
@@ -170,6 +171,13 @@ func (n *node) openWAL(snapshot *raftpb.Snapshot) (*raftpb.HardState, []*raftpb.
 			log.Fatalf("create WAL: %v", err)
 		}
 		w.Close()
+		if n.syncDirs {
+			// wal.Create fsyncs the directory it renames the new WAL
+			// into, not the WAL's own directory, which holds the first
+			// segment's entry until the first cut fsyncs it: without
+			// this, strict POSIX directories lose the whole WAL.
+			syncDir(n.walDir())
+		}
 	}
 	walsnap := &walpb.Snapshot{Index: new(uint64(0)), Term: new(uint64(0))}
 	if snapshot != nil {
@@ -251,6 +259,11 @@ func (n *node) saveSnap(s *raftpb.Snapshot) {
 	ws := &walpb.Snapshot{Index: new(md.GetIndex()), Term: new(md.GetTerm()), ConfState: md.GetConfState()}
 	if err := n.snapshotter.SaveSnap(s); err != nil {
 		log.Fatalf("save snapshot: %v", err)
+	}
+	if n.syncDirs {
+		// SaveSnap fsyncs the file, not its directory entry, which the
+		// WAL record written next relies on.
+		syncDir(n.snapDir())
 	}
 	if err := n.wal.SaveSnapshot(ws); err != nil {
 		log.Fatalf("save snapshot record: %v", err)
