@@ -89,6 +89,7 @@ func (n *node) start() {
 
 	snapshot := n.loadSnapshot()
 	st, ents := n.openWAL(snapshot)
+	n.checkLock()
 	n.storage = raft.NewMemoryStorage()
 	if snapshot != nil {
 		if err := n.storage.ApplySnapshot(snapshot); err != nil {
@@ -205,6 +206,25 @@ func (n *node) openWAL(snapshot *raftpb.Snapshot) (*raftpb.HardState, []*raftpb.
 		n.wal = w
 		return st, ents
 	}
+}
+
+// checkLock makes sure the WAL holds its flock on the segment it appends to,
+// as etcd's purge relies on: a second lock of the file must fail.
+func (n *node) checkLock() {
+	names, err := fileutil.ReadDir(n.walDir(), fileutil.WithExt(".wal"))
+	if err != nil || len(names) == 0 {
+		log.Fatalf("list WAL segments: %v (%d found)", err, len(names))
+	}
+	tail := filepath.Join(n.walDir(), names[len(names)-1])
+	l, err := fileutil.TryLockFile(tail, os.O_WRONLY, fileutil.PrivateFileMode)
+	if err == nil {
+		l.Close()
+		log.Fatalf("%s is not locked although the WAL is open for appending", tail)
+	}
+	if !errors.Is(err, fileutil.ErrLocked) {
+		log.Fatalf("lock %s: %v", tail, err)
+	}
+	log.Printf("%s is locked by the WAL, as it should be", names[len(names)-1])
 }
 
 // run is the Ready loop.
