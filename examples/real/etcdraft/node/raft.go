@@ -259,9 +259,6 @@ func (n *node) run() {
 			if err := n.storage.Append(rd.Entries); err != nil {
 				log.Fatalf("append: %v", err)
 			}
-			if n.bug == "ack-on-append" {
-				n.ackAppended(rd.Entries)
-			}
 			if n.bug != "send-before-save" {
 				n.tr.send(rd.Messages)
 			}
@@ -361,19 +358,6 @@ func (n *node) apply(ents []*raftpb.Entry) {
 			n.resolve(id, r)
 		}
 		n.appliedIndex = e.GetIndex()
-	}
-}
-
-// ackAppended is the ack-on-append bug: a PUT is answered as soon as its
-// entry reaches this member's WAL.
-func (n *node) ackAppended(ents []*raftpb.Entry) {
-	for _, e := range ents {
-		if e.GetType() != raftpb.EntryNormal || len(e.GetData()) == 0 {
-			continue
-		}
-		if id, op, _, _, ok := parseEntry(string(e.GetData())); ok && op == "put" {
-			n.resolve(id, result{ok: true})
-		}
 	}
 }
 
