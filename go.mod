@@ -10,12 +10,12 @@ require (
 	github.com/seedfall/seedfall/sim v0.0.0
 	github.com/tetratelabs/wazero v1.12.0
 	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
+	golang.org/x/sys v0.48.0
 )
 
 require (
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/mattn/go-runewidth v0.0.31 // indirect
-	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )
 

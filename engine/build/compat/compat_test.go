@@ -1,13 +1,18 @@
 package compat
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // A declaration the package already makes for wasip1 is left out of the
@@ -184,6 +189,66 @@ func TestDocListsEveryShim(t *testing.T) {
 		}
 		if got, want := strings.TrimSpace(strings.Split(row, "|")[2]), strings.Join(s.Versions, ", "); got != want {
 			t.Errorf("docs/compat.md lists %s at %s; the shim knows %s", s.Module, got, want)
+		}
+	}
+}
+
+// Every constant the generic shims add has Linux's value, as
+// golang.org/x/sys/unix gives it on this (linux) machine.
+func TestGenericShimConstantsAreLinuxValues(t *testing.T) {
+	want := map[string]int{
+		"PROT_NONE": unix.PROT_NONE, "PROT_READ": unix.PROT_READ, "PROT_WRITE": unix.PROT_WRITE, "PROT_EXEC": unix.PROT_EXEC,
+		"MAP_SHARED": unix.MAP_SHARED, "MAP_PRIVATE": unix.MAP_PRIVATE, "MAP_FIXED": unix.MAP_FIXED, "MAP_ANON": unix.MAP_ANON,
+		"MAP_ANONYMOUS": unix.MAP_ANONYMOUS, "MAP_NORESERVE": unix.MAP_NORESERVE, "MAP_POPULATE": unix.MAP_POPULATE, "MAP_LOCKED": unix.MAP_LOCKED,
+		"MS_ASYNC": unix.MS_ASYNC, "MS_INVALIDATE": unix.MS_INVALIDATE, "MS_SYNC": unix.MS_SYNC,
+		"LOCK_SH": unix.LOCK_SH, "LOCK_EX": unix.LOCK_EX, "LOCK_NB": unix.LOCK_NB, "LOCK_UN": unix.LOCK_UN,
+		"MADV_NORMAL": unix.MADV_NORMAL, "MADV_RANDOM": unix.MADV_RANDOM, "MADV_SEQUENTIAL": unix.MADV_SEQUENTIAL,
+		"MADV_WILLNEED": unix.MADV_WILLNEED, "MADV_DONTNEED": unix.MADV_DONTNEED, "MADV_FREE": unix.MADV_FREE,
+		"MADV_REMOVE": unix.MADV_REMOVE, "MADV_DONTFORK": unix.MADV_DONTFORK, "MADV_DOFORK": unix.MADV_DOFORK,
+		"MADV_HUGEPAGE": unix.MADV_HUGEPAGE, "MADV_NOHUGEPAGE": unix.MADV_NOHUGEPAGE,
+		"MCL_CURRENT": unix.MCL_CURRENT, "MCL_FUTURE": unix.MCL_FUTURE, "MCL_ONFAULT": unix.MCL_ONFAULT,
+	}
+	file, err := parser.ParseFile(token.NewFileSet(), "syscall.go", Template("shims/generic/syscall_wasip1.go.in"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, d := range file.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, s := range g.Specs {
+			vs := s.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				lit, ok := vs.Values[i].(*ast.BasicLit)
+				if !ok {
+					continue // EWOULDBLOCK = EAGAIN
+				}
+				v, err := strconv.ParseInt(lit.Value, 0, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w, known := want[n.Name]
+				if !known {
+					t.Errorf("%s = %s: add it to this test with Linux's value", n.Name, lit.Value)
+				} else if int(v) != w {
+					t.Errorf("%s = %#x, Linux has %#x", n.Name, v, w)
+				}
+				seen[n.Name] = true
+			}
+		}
+	}
+	for n := range want {
+		if !seen[n] {
+			t.Errorf("the syscall shim lacks %s", n)
+		}
+	}
+	// The x/sys/unix shim names each of them after syscall's.
+	unixShim := string(Template("shims/generic/unix_wasip1.go.in"))
+	for n := range want {
+		if !strings.Contains(unixShim, n+" = syscall."+n) && !regexp.MustCompile(`\b`+n+`\s+= syscall\.`+n+`\b`).MatchString(unixShim) {
+			t.Errorf("the x/sys/unix shim does not define %s as syscall.%s", n, n)
 		}
 	}
 }
