@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/world"
@@ -136,19 +135,4 @@ func TestBadgerDefaultSizesSayWhatToChange(t *testing.T) {
 
 // BenchmarkBadgerFixed reports seeds per second of real time and how much
 // faster than real time the world runs.
-func BenchmarkBadgerFixed(b *testing.B) {
-	p := prepareFile(b, "badgerkv/seedfall.fixed.json")
-	b.ResetTimer()
-	var sim, wall int64
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		res := run(b, p, uint64(i+1), nil)
-		if !res.Passed {
-			b.Fatalf("seed %d: %s: %s", i+1, res.Class, res.Reason)
-		}
-		sim += res.SimNs
-		wall += res.WallNs
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "seeds/s")
-	b.ReportMetric(float64(sim)/float64(wall), "sim/wall")
-}
+func BenchmarkBadgerFixed(b *testing.B) { benchWorld(b, "badgerkv/seedfall.fixed.json") }

@@ -3,7 +3,6 @@ package realsoft
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/seedfall/seedfall/engine"
 )
@@ -98,19 +97,4 @@ func TestBboltFixedPasses(t *testing.T) {
 
 // BenchmarkBboltFixed reports seeds per second of real time and how much
 // faster than real time the world runs.
-func BenchmarkBboltFixed(b *testing.B) {
-	p := prepareFile(b, "bboltkv/seedfall.fixed.json")
-	b.ResetTimer()
-	var sim, wall int64
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		res := run(b, p, uint64(i+1), nil)
-		if !res.Passed {
-			b.Fatalf("seed %d: %s: %s", i+1, res.Class, res.Reason)
-		}
-		sim += res.SimNs
-		wall += res.WallNs
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "seeds/s")
-	b.ReportMetric(float64(sim)/float64(wall), "sim/wall")
-}
+func BenchmarkBboltFixed(b *testing.B) { benchWorld(b, "bboltkv/seedfall.fixed.json") }

@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/seedfall/seedfall/engine"
 )
@@ -115,19 +114,4 @@ func TestEtcdFixedPasses(t *testing.T) {
 
 // BenchmarkEtcdFixed reports seeds per second of real time and how much
 // faster than real time the world runs.
-func BenchmarkEtcdFixed(b *testing.B) {
-	p := prepareFile(b, "etcdraft/seedfall.fixed.json")
-	b.ResetTimer()
-	var sim, wall int64
-	start := time.Now()
-	for i := 0; i < b.N; i++ {
-		res := run(b, p, uint64(i+1), nil)
-		if !res.Passed {
-			b.Fatalf("seed %d: %s: %s", i+1, res.Class, res.Reason)
-		}
-		sim += res.SimNs
-		wall += res.WallNs
-	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "seeds/s")
-	b.ReportMetric(float64(sim)/float64(wall), "sim/wall")
-}
+func BenchmarkEtcdFixed(b *testing.B) { benchWorld(b, "etcdraft/seedfall.fixed.json") }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
@@ -74,4 +75,24 @@ func passingSeeds() uint64 {
 		return 3
 	}
 	return 8
+}
+
+// benchWorld runs seeds 1 to b.N of a world that must pass and reports
+// seeds per second of real time and how much faster than real time the
+// world runs.
+func benchWorld(b *testing.B, rel string) {
+	p := prepareFile(b, rel)
+	b.ResetTimer()
+	var sim, wall int64
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		res := run(b, p, uint64(i+1), nil)
+		if !res.Passed {
+			b.Fatalf("seed %d: %s: %s", i+1, res.Class, res.Reason)
+		}
+		sim += res.SimNs
+		wall += res.WallNs
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "seeds/s")
+	b.ReportMetric(float64(sim)/float64(wall), "sim/wall")
 }

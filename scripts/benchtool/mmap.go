@@ -29,59 +29,46 @@ func MmapFigures(rounds int) []MmapRow {
 		fileLen = 256 * mib
 	)
 	buf := make([]byte, page)
+	// open makes a file of size bytes on a new disk and maps its first
+	// mapLen bytes (none for 0).
+	open := func(size, mapLen int64, writable bool) (*disk.Handle, []byte, *disk.Mapping) {
+		d := disk.New(disk.Options{})
+		check(d.WriteFile("data", nil))
+		h, e := d.Open(d.Root(), "data", false, disk.Read|disk.Write)
+		if e == 0 {
+			e = h.Truncate(size)
+		}
+		if e != 0 {
+			panic(e)
+		}
+		if mapLen == 0 {
+			return h, nil, nil
+		}
+		mem := make([]byte, mapLen)
+		m, e := h.Map(0, mapLen, writable, func() []byte { return mem })
+		if e != 0 {
+			panic(e)
+		}
+		return h, mem, m
+	}
 	write := func(mapLen int64) time.Duration {
 		r := rand.New(rand.NewPCG(3, 4))
-		var total time.Duration
-		{
-			d := disk.New(disk.Options{})
-			check(d.WriteFile("data", nil))
-			h, e := d.Open(d.Root(), "data", false, disk.Read|disk.Write)
-			if e != 0 {
-				panic(e)
-			}
-			if e := h.Truncate(fileLen); e != 0 {
-				panic(e)
-			}
-			if mapLen > 0 {
-				mem := make([]byte, mapLen)
-				if _, e := h.Map(0, mapLen, false, func() []byte { return mem }); e != 0 {
-					panic(e)
-				}
-			}
-			start := time.Now()
-			for range mib / page {
-				h.WriteAt(buf, int64(r.IntN(min(int(max(mapLen, mib)), fileLen)/page))*page)
-			}
-			total += time.Since(start)
+		h, _, _ := open(fileLen, mapLen, false)
+		start := time.Now()
+		for range mib / page {
+			h.WriteAt(buf, int64(r.IntN(min(int(max(mapLen, mib)), fileLen)/page))*page)
 		}
-		return total
+		return time.Since(start)
 	}
 	store := func(mapLen int64) time.Duration {
 		r := rand.New(rand.NewPCG(5, 6))
-		var total time.Duration
-		{
-			d := disk.New(disk.Options{})
-			check(d.WriteFile("data", nil))
-			h, e := d.Open(d.Root(), "data", false, disk.Read|disk.Write)
-			if e != 0 {
-				panic(e)
-			}
-			if e := h.Truncate(mapLen); e != 0 {
-				panic(e)
-			}
-			mem := make([]byte, mapLen)
-			m, e := h.Map(0, mapLen, true, func() []byte { return mem })
-			if e != 0 {
-				panic(e)
-			}
-			for _, pg := range r.Perm(int(mapLen / page))[:mib/page] {
-				mem[pg*page] ^= 1 // 256 distinct dirty pages: 1 MiB to take in
-			}
-			start := time.Now()
-			m.Flush(0, mapLen)
-			total += time.Since(start)
+		_, mem, m := open(mapLen, mapLen, true)
+		for _, pg := range r.Perm(int(mapLen / page))[:mib/page] {
+			mem[pg*page] ^= 1 // 256 distinct dirty pages: 1 MiB to take in
 		}
-		return total
+		start := time.Now()
+		m.Flush(0, mapLen)
+		return time.Since(start)
 	}
 	cases := []struct {
 		name string
