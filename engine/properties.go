@@ -37,12 +37,15 @@ var propKinds = map[int]string{
 	wasi.AssertUnreachable:         PropUnreachable,
 }
 
-// simFuncs maps the sim functions that declare a property to their kind
-// and the index of their message argument.
-var simFuncs = map[string]struct {
+// propFunc is a function that declares a property: its kind and the index
+// of its message argument.
+type propFunc struct {
 	kind string
 	arg  int
-}{
+}
+
+// simFuncs maps the sim functions that declare a property to theirs.
+var simFuncs = map[string]propFunc{
 	"Always":              {PropAlways, 1},
 	"AlwaysOrUnreachable": {PropAlwaysOrUnreachable, 1},
 	"Sometimes":           {PropSometimes, 1},
@@ -59,10 +62,7 @@ const sdkAssert = "github.com/antithesishq/antithesis-sdk-go/assert"
 // is the property of its condition: AlwaysGreaterThan(l, r, ...) is
 // Always(l > r, ...), AlwaysSome is an Always of a disjunction,
 // SometimesAll a Sometimes of a conjunction.
-var sdkFuncs = map[string]struct {
-	kind string
-	arg  int
-}{
+var sdkFuncs = map[string]propFunc{
 	"Always":                        {PropAlways, 1},
 	"AlwaysOrUnreachable":           {PropAlwaysOrUnreachable, 1},
 	"Sometimes":                     {PropSometimes, 1},
