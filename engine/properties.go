@@ -298,10 +298,7 @@ func scanProperties(dir string) []Property {
 // kin, and those of the Antithesis SDK's assert package, in one file; file
 // is its name as a -trimpath build reports it.
 func fileProperties(fset *token.FileSet, f *ast.File, file string) []Property {
-	names := map[string]map[string]struct {
-		kind string
-		arg  int
-	}{} // local package name -> its property functions
+	names := map[string]map[string]propFunc{} // local package name -> its property functions
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
 		var funcs = simFuncs
