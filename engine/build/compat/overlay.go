@@ -15,11 +15,18 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 )
 
 //go:embed shims
 var shimFS embed.FS
+
+// sourceFS is the package's own code: what the shims do to a module is
+// written there as well as in the templates.
+//
+//go:embed *.go
+var sourceFS embed.FS
 
 // Template returns an embedded shim file, "shims/<dir>/<name>.go.in".
 func Template(name string) []byte {
@@ -31,17 +38,20 @@ func Template(name string) []byte {
 }
 
 // Hash identifies every shim this seedfall applies, for the build cache key:
-// a changed template builds anew.
+// a changed template, or changed code that derives a shim's files, builds
+// anew.
 var Hash = sync.OnceValue(func() string {
 	h := sha256.New()
-	fs.WalkDir(shimFS, ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			b, _ := shimFS.ReadFile(p)
-			fmt.Fprintf(h, "%s %d\n", p, len(b))
-			h.Write(b)
-		}
-		return nil
-	})
+	for _, fsys := range []embed.FS{shimFS, sourceFS} {
+		fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && !strings.HasSuffix(p, "_test.go") {
+				b, _ := fsys.ReadFile(p)
+				fmt.Fprintf(h, "%s %d\n", p, len(b))
+				h.Write(b)
+			}
+			return nil
+		})
+	}
 	return hex.EncodeToString(h.Sum(nil))
 })
 
