@@ -39,7 +39,7 @@ func init() {
 	}
 	faults.Register(faults.KindInfo{Name: KindBitrot})
 	faults.Register(faults.KindInfo{Name: KindMmapEarlyWriteback, AtOp: true}) // op: the node's crash number
-	for _, f := range []string{"torn_writes", "reorder_writes", "fs_model", "corrupt_on_crash", "crash_on_io",
+	for _, f := range []string{"torn_writes", "reorder_writes", "fs_model", "sector_bytes", "corrupt_on_crash", "crash_on_io",
 		"fsync_eio", "write_eio", "write_enospc", "read_eio", "read_corrupt", "lost_write", "misdirected_write",
 		"disk_bytes", "disk_latency", "bitrot_per_sec", "mmap_early_writeback"} {
 		Implemented["faults."+f] = true
@@ -85,7 +85,8 @@ type seedFile struct {
 func setupDisk(r *runner) error {
 	f := &r.w.Faults
 	d := &diskRun{nodes: map[string]*diskNode{}}
-	d.crash = disk.CrashConfig{Torn: f.TornWrites, Reorder: f.ReorderWrites, Corrupt: f.CorruptOnCrash, StrictDirs: f.StrictDirs}
+	d.crash = disk.CrashConfig{Torn: f.TornWrites, Reorder: f.ReorderWrites, Corrupt: f.CorruptOnCrash, StrictDirs: f.StrictDirs,
+		SectorBytes: f.SectorBytes}
 	if f.ReorderWrites {
 		d.crash.FSModel = disk.FSModel(f.FSModel)
 	}

@@ -60,7 +60,7 @@ var swarmKnobs = []swarmKnob{
 // swarmSettings are the fault fields swarm leaves alone.
 var swarmSettings = []string{
 	"preset", "restart_after", "partition_for", "partition_topologies", "clog_for", "clog_modes",
-	"clog_delay", "slow_for", "slow_factor", "fs_model", "disk_bytes", "disk_latency", "pause_for",
+	"clog_delay", "slow_for", "slow_factor", "fs_model", "sector_bytes", "disk_bytes", "disk_latency", "pause_for",
 	"clock_jump_max", "include_workload", "swarm",
 }
 

@@ -8,7 +8,8 @@ import (
 
 // Crash models: which of the pending writes a crash writes back. The
 // configuration fields torn_writes, reorder_writes, fs_model and
-// corrupt_on_crash select one with NewCrashModel.
+// corrupt_on_crash select one with NewCrashModel; sector_bytes sets where
+// a torn write may end.
 //
 // Every choice a model makes comes from its Draw, in this order within one
 // crash (a draw is skipped when there is nothing to choose):
@@ -34,6 +35,11 @@ import (
 //	corrupt_on_crash, per surviving file in inode order, after the
 //	    model's own draws for the file: the byte draw(B), B the written
 //	    bytes that are in the file after the crash, then the bit draw(8).
+//
+// sector_bytes (CrashConfig.SectorBytes) changes no draw: each draw(L) of
+// a write's bytes is made as above, then the kept part is cut back so that
+// it ends on a file offset that is a multiple of the sector size, and a
+// write of which nothing remains is not kept at all (sectorCut).
 
 // FSModel names which crash states reorder_writes may produce.
 type FSModel string
@@ -73,6 +79,9 @@ type CrashConfig struct {
 	Corrupt bool    // corrupt_on_crash
 	// StrictDirs is strict_dirs, which dir_reorder needs.
 	StrictDirs bool
+	// SectorBytes is sector_bytes: a write torn by a crash keeps a prefix
+	// that ends on a multiple of it. 0 and 1 tear at any byte.
+	SectorBytes int64
 	// Syncing is the inode (Op.Ino) of the file whose fsync the crash
 	// interrupts, for crash_on_io during a file fsync; 0 for none.
 	Syncing uint64
@@ -90,7 +99,31 @@ func (c CrashConfig) Validate() error {
 	if m == DirReorder && !c.StrictDirs {
 		return fmt.Errorf("fs_model dir_reorder reorders directory operations, which are only pending with strict_dirs: set \"strict_dirs\": true")
 	}
+	if !ValidSectorBytes(c.SectorBytes) && c.SectorBytes != 0 {
+		return fmt.Errorf("sector_bytes %d is not a sector size: use 1 (tear at any byte) or a power of two from 512 to 4096", c.SectorBytes)
+	}
 	return nil
+}
+
+// ValidSectorBytes reports whether n is a sector_bytes value: 1, or a
+// power of two from 512 to 4096.
+func ValidSectorBytes(n int64) bool {
+	return n == 1 || n >= 512 && n <= 4096 && n&(n-1) == 0
+}
+
+// sectorCut is how many of the first t bytes of a write at off a crash
+// keeps when the disk writes sectors of sector bytes atomically: the kept
+// end rounded down to a multiple of sector, 0 when that leaves nothing of
+// the write. A sector of 0 or 1 keeps all t.
+func sectorCut(off int64, t int, sector int64) int {
+	if sector <= 1 {
+		return t
+	}
+	end := (off + int64(t)) / sector * sector
+	if end <= off {
+		return 0
+	}
+	return int(end - off)
 }
 
 // NewCrashModel returns the crash model c describes, drawing every choice
@@ -104,12 +137,12 @@ func NewCrashModel(c CrashConfig, draw Draw) (CrashModel, error) {
 	var m CrashModel = KeepNothing{}
 	switch {
 	case c.Reorder:
-		m = &Reorder{Model: fs, Torn: c.Torn, Draw: draw}
+		m = &Reorder{Model: fs, Torn: c.Torn, Draw: draw, Sector: c.SectorBytes}
 	case c.Torn:
-		m = &Torn{Draw: draw}
+		m = &Torn{Draw: draw, Sector: c.SectorBytes}
 	}
 	if c.Syncing != 0 {
-		m = &InFlight{Model: m, Ino: c.Syncing, Draw: draw}
+		m = &InFlight{Model: m, Ino: c.Syncing, Draw: draw, Sector: c.SectorBytes}
 	}
 	if c.Corrupt {
 		m = &Corrupt{Model: m, Draw: draw}
@@ -121,7 +154,8 @@ func NewCrashModel(c CrashConfig, draw Draw) (CrashModel, error) {
 // prefix of every pending operation of the disk, across files and
 // directories, possibly ending in part of a write. It ignores fs_model.
 type Torn struct {
-	Draw Draw
+	Draw   Draw
+	Sector int64 // sector_bytes: the part of a write kept ends on a multiple
 
 	cut     uint64 // operations with a smaller Seq are kept
 	torn    uint64 // the Seq of the write kept in part, or 0
@@ -133,15 +167,15 @@ func (m *Torn) DirOps(p *Pending) []int {
 	for _, op := range p.Dirs {
 		seqs = append(seqs, op.Seq)
 	}
-	var writes map[uint64]int // Seq -> length, for writes that can tear
+	var writes map[uint64]DataOp // by Seq, the writes that can tear
 	for _, f := range p.Files {
 		for _, op := range f.Ops {
 			seqs = append(seqs, op.Seq)
 			if op.Kind == DataWrite && len(op.Data) >= 2 {
 				if writes == nil {
-					writes = map[uint64]int{}
+					writes = map[uint64]DataOp{}
 				}
-				writes[op.Seq] = len(op.Data)
+				writes[op.Seq] = op
 			}
 		}
 	}
@@ -152,8 +186,8 @@ func (m *Torn) DirOps(p *Pending) []int {
 	slices.Sort(seqs)
 	if c := m.Draw.pick(len(seqs) + 1); c < len(seqs) {
 		m.cut = seqs[c]
-		if l, ok := writes[m.cut]; ok {
-			if t := m.Draw.pick(l); t > 0 {
+		if w, ok := writes[m.cut]; ok {
+			if t := sectorCut(w.Off, m.Draw.pick(len(w.Data)), m.Sector); t > 0 {
 				m.torn, m.tornLen = m.cut, t
 			}
 		}
@@ -186,9 +220,10 @@ func (m *Torn) File(f PendingFile) Writeback {
 // in-order prefix of them survives, possibly ending in part of a write,
 // whatever Model does with the other files.
 type InFlight struct {
-	Model CrashModel
-	Ino   uint64
-	Draw  Draw
+	Model  CrashModel
+	Ino    uint64
+	Draw   Draw
+	Sector int64 // sector_bytes: the part of a write kept ends on a multiple
 }
 
 func (m *InFlight) DirOps(p *Pending) []int { return m.Model.DirOps(p) }
@@ -200,7 +235,7 @@ func (m *InFlight) File(f PendingFile) Writeback {
 	c := m.Draw.pick(len(f.Ops) + 1)
 	wb := Writeback{Ops: f.Ops[:c:c]}
 	if c < len(f.Ops) && f.Ops[c].Kind == DataWrite && len(f.Ops[c].Data) >= 2 {
-		if t := m.Draw.pick(len(f.Ops[c].Data)); t > 0 {
+		if t := sectorCut(f.Ops[c].Off, m.Draw.pick(len(f.Ops[c].Data)), m.Sector); t > 0 {
 			op := f.Ops[c]
 			op.Data = op.Data[:t]
 			wb.Ops = append(wb.Ops, op)
@@ -213,9 +248,10 @@ func (m *InFlight) File(f PendingFile) Writeback {
 // within the limits of an FSModel, each file independently of the others.
 // With Torn, the last write kept in each page may be kept in part.
 type Reorder struct {
-	Model FSModel // "" is Ext4Ordered
-	Torn  bool
-	Draw  Draw
+	Model  FSModel // "" is Ext4Ordered
+	Torn   bool
+	Draw   Draw
+	Sector int64 // sector_bytes: the part of a write kept ends on a multiple
 }
 
 func (m *Reorder) DirOps(p *Pending) []int {
@@ -296,7 +332,7 @@ func (m *Reorder) File(f PendingFile) Writeback {
 		}
 		if c < len(sizeLog) && ordered && m.Torn {
 			if p := sizeLog[c]; len(p.data) >= 2 {
-				if t := m.Draw.pick(len(p.data)); t > 0 {
+				if t := sectorCut(p.off, m.Draw.pick(len(p.data)), m.Sector); t > 0 {
 					p.data = p.data[:t]
 					kept = append(kept, p)
 					surviving = p.off + int64(t)
@@ -314,7 +350,7 @@ func (m *Reorder) File(f PendingFile) Writeback {
 		c := m.Draw.pick(len(ps) + 1)
 		kept = append(kept, ps[:c]...)
 		if c < len(ps) && m.Torn && len(ps[c].data) >= 2 {
-			if t := m.Draw.pick(len(ps[c].data)); t > 0 {
+			if t := sectorCut(ps[c].off, m.Draw.pick(len(ps[c].data)), m.Sector); t > 0 {
 				p := ps[c]
 				p.data = p.data[:t]
 				kept = append(kept, p)

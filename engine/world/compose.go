@@ -508,7 +508,7 @@ func (w *World) Resolved(absolute bool) ([]byte, error) {
 		ClogPerSec: f.ClogPerSec, ClogFor: rng(f.ClogFor), ClogModes: stringsOf(f.ClogModes), ClogDelay: rng(f.ClogDelay),
 		SwizzlePerSec: f.SwizzlePerSec, ResetPerSec: f.ResetPerSec, UDPLoss: f.UDPLoss, UDPDup: f.UDPDup,
 		SlowPerSec: f.SlowPerSec, SlowFor: rng(f.SlowFor), SlowFactor: f.SlowFactor,
-		TornWrites: f.TornWrites, ReorderWrites: f.ReorderWrites,
+		TornWrites: f.TornWrites, ReorderWrites: f.ReorderWrites, SectorBytes: f.SectorBytes,
 		CrashOnIO: f.CrashOnIO, FsyncEIO: f.FsyncEIO, DiskBytes: f.DiskBytes,
 		WriteEIO: f.WriteEIO, WriteENOSPC: f.WriteENOSPC, ReadEIO: f.ReadEIO, ReadCorrupt: f.ReadCorrupt,
 		LostWrite: f.LostWrite, MisdirectedWrite: f.MisdirectedWrite, CorruptOnCrash: f.CorruptOnCrash,
@@ -620,6 +620,7 @@ type jsonFaults struct {
 	TornWrites          bool      `json:"torn_writes"`
 	ReorderWrites       bool      `json:"reorder_writes"`
 	FSModel             string    `json:"fs_model,omitempty"`
+	SectorBytes         int64     `json:"sector_bytes"`
 	CrashOnIO           float64   `json:"crash_on_io"`
 	FsyncEIO            float64   `json:"fsync_eio"`
 	DiskBytes           int64     `json:"disk_bytes"`

@@ -87,6 +87,7 @@ type Faults struct {
 	TornWrites         bool
 	ReorderWrites      bool
 	FSModel            FSModel
+	SectorBytes        int64 // 1: a torn write may end at any byte
 	CrashOnIO          float64
 	FsyncEIO           float64
 	DiskBytes          int64 // 0: unlimited
@@ -127,6 +128,7 @@ func DefaultFaults() Faults {
 		SlowFor:             Range{500 * ms, 5 * time.Second},
 		SlowFactor:          10,
 		FSModel:             FSExt4Ordered,
+		SectorBytes:         1,
 		PauseFor:            Range{100 * ms, 3 * time.Second},
 		ClockJumpMax:        10 * time.Second,
 	}
@@ -153,6 +155,18 @@ var faultFields = []field[Faults]{
 	boolField("torn_writes", func(f *Faults) *bool { return &f.TornWrites }),
 	boolField("reorder_writes", func(f *Faults) *bool { return &f.ReorderWrites }),
 	enumField("fs_model", "file system model", FSModels, func(f *Faults) *FSModel { return &f.FSModel }),
+	{"sector_bytes", func(d *decoder, f *Faults, v *value, path string) (bool, error) {
+		const what = "1 (tear at any byte) or a power of two from 512 to 4096"
+		n, err := d.integer(v, path, 1, 4096, what)
+		if err == nil && n != 1 && (n < 512 || n&(n-1) != 0) {
+			err = d.errAt(v, path, "want %s, got %s", what, v.str)
+		}
+		if err != nil {
+			return false, err
+		}
+		f.SectorBytes = n
+		return n != 1, nil
+	}},
 	probField("crash_on_io", func(f *Faults) *float64 { return &f.CrashOnIO }),
 	probField("fsync_eio", func(f *Faults) *float64 { return &f.FsyncEIO }),
 	{"disk_bytes", func(d *decoder, f *Faults, v *value, path string) (bool, error) {

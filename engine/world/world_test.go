@@ -2,6 +2,7 @@ package world
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -94,6 +95,7 @@ func TestDefaults(t *testing.T) {
 		{"DiskLatency", w.Faults.DiskLatency, Range{}},
 		{"MmapEarlyWriteback", w.Faults.MmapEarlyWriteback, 0.0},
 		{"StrictDirs", w.Faults.StrictDirs, false},
+		{"SectorBytes", w.Faults.SectorBytes, int64(1)},
 		{"ClockSkew", w.Faults.ClockSkew, time.Duration(0)},
 		{"PausePerSec", w.Faults.PausePerSec, 0.0},
 		{"PauseFor", w.Faults.PauseFor, Range{100 * ms, 3 * time.Second}},
@@ -109,7 +111,7 @@ func TestDefaults(t *testing.T) {
 		}
 	}
 	// Every field of Faults is covered above: a new field needs a default test.
-	if n := reflect.TypeOf(Faults{}).NumField(); n != 42 {
+	if n := reflect.TypeOf(Faults{}).NumField(); n != 43 {
 		t.Errorf("Faults has %d fields; add the new ones to this test", n)
 	}
 	wl := w.Workloads[0]
@@ -223,7 +225,7 @@ func TestEveryField(t *testing.T) {
     "clog_per_sec": 3, "clog_for": ["5ms", "6ms"], "clog_modes": ["jam"], "clog_delay": ["7ms", "8ms"],
     "swizzle_per_sec": 4, "reset_per_sec": 5, "udp_loss": 0.1, "udp_dup": 0.2,
     "slow_per_sec": 6, "slow_for": ["9ms", "10ms"], "slow_factor": 1,
-    "torn_writes": true, "reorder_writes": true, "fs_model": "dir_reorder",
+    "torn_writes": true, "reorder_writes": true, "fs_model": "dir_reorder", "sector_bytes": 4096,
     "crash_on_io": 0.3, "fsync_eio": 0.4, "disk_bytes": 1048576,
     "write_eio": 0.5, "write_enospc": 0.6, "read_eio": 0.7, "read_corrupt": 0.8,
     "lost_write": 0.9, "misdirected_write": 1, "corrupt_on_crash": true, "bitrot_per_sec": 7,
@@ -269,7 +271,7 @@ func TestEveryField(t *testing.T) {
 		ClogPerSec:          3, ClogFor: Range{5 * ms, 6 * ms}, ClogModes: []ClogMode{"jam"}, ClogDelay: Range{7 * ms, 8 * ms},
 		SwizzlePerSec: 4, ResetPerSec: 5, UDPLoss: 0.1, UDPDup: 0.2,
 		SlowPerSec: 6, SlowFor: Range{9 * ms, 10 * ms}, SlowFactor: 1,
-		TornWrites: true, ReorderWrites: true, FSModel: "dir_reorder",
+		TornWrites: true, ReorderWrites: true, FSModel: "dir_reorder", SectorBytes: 4096,
 		CrashOnIO: 0.3, FsyncEIO: 0.4, DiskBytes: 1048576,
 		WriteEIO: 0.5, WriteENOSPC: 0.6, ReadEIO: 0.7, ReadCorrupt: 0.8,
 		LostWrite: 0.9, MisdirectedWrite: 1, CorruptOnCrash: true, BitrotPerSec: 7,
@@ -391,6 +393,12 @@ func TestErrors(t *testing.T) {
 		{"slow factor", withWorkload(`"faults": {"slow_factor": 0.5}`), `seedfall.json:2: faults.slow_factor: want a factor of 1 or more, got 0.5`},
 		{"disk bytes fraction", withWorkload(`"faults": {"disk_bytes": 1.5}`), `seedfall.json:2: faults.disk_bytes: want a whole number, got 1.5`},
 		{"disk bytes negative", withWorkload(`"faults": {"disk_bytes": -1}`), `seedfall.json:2: faults.disk_bytes: want a size in bytes of 0 (unlimited) or more, got -1`},
+		{"sector bytes not a power of two", withWorkload(`"faults": {"sector_bytes": 1000}`), `seedfall.json:2: faults.sector_bytes: want 1 (tear at any byte) or a power of two from 512 to 4096, got 1000`},
+		{"sector bytes too small", withWorkload(`"faults": {"sector_bytes": 256}`), `seedfall.json:2: faults.sector_bytes: want 1 (tear at any byte) or a power of two from 512 to 4096, got 256`},
+		{"sector bytes too large", withWorkload(`"faults": {"sector_bytes": 8192}`), `seedfall.json:2: faults.sector_bytes: want 1 (tear at any byte) or a power of two from 512 to 4096, got 8192`},
+		{"sector bytes zero", withWorkload(`"faults": {"sector_bytes": 0}`), `seedfall.json:2: faults.sector_bytes: want 1 (tear at any byte) or a power of two from 512 to 4096, got 0`},
+		{"sector bytes fraction", withWorkload(`"faults": {"sector_bytes": 512.5}`), `seedfall.json:2: faults.sector_bytes: want a whole number, got 512.5`},
+		{"sector bytes string", withWorkload(`"faults": {"sector_bytes": "4k"}`), `seedfall.json:2: faults.sector_bytes: want a number, got "4k"`},
 
 		// Enumerations.
 		{"preset", withWorkload(`"faults": {"preset": "resilent"}`), `seedfall.json:2: faults.preset: unknown preset "resilent" (did you mean "resilient"?)`},
@@ -823,5 +831,40 @@ func TestUnsupportedInterleave(t *testing.T) {
 	err := w.Unsupported(map[string]bool{"workload.name": true, "workload.pkg": true})
 	if err == nil || err.Error() != "seedfall.json:2: preempt.interleave: not supported yet" {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestSectorBytes: every allowed sector size parses, -set reaches it, and
+// the resolved world (seedfall config) carries it and loads again, in JSON
+// and in TOML.
+func TestSectorBytes(t *testing.T) {
+	for _, n := range []int64{1, 512, 1024, 2048, 4096} {
+		w := mustParse(t, withWorkload(fmt.Sprintf(`"faults": {"torn_writes": true, "sector_bytes": %d}`, n)))
+		if w.Faults.SectorBytes != n {
+			t.Errorf("sector_bytes %d decoded as %d", n, w.Faults.SectorBytes)
+		}
+		out, err := w.Resolved(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(`"sector_bytes": %d`, n); !strings.Contains(string(out), want) {
+			t.Errorf("resolved world lacks %s:\n%s", want, out)
+		}
+		w2, err := Parse(out, "resolved.json", "/proj")
+		if err != nil || w2.Faults.SectorBytes != n {
+			t.Errorf("resolved world with sector_bytes %d reads back as %v, %v", n, w2, err)
+		}
+		toml, err := JSONToTOML(out, "resolved.json")
+		if err != nil || !strings.Contains(string(toml), fmt.Sprintf("sector_bytes = %d", n)) {
+			t.Errorf("TOML form (%v):\n%s", err, toml)
+		}
+	}
+	w, err := ParseWith([]byte(withWorkload("")), "seedfall.json", "/proj", Options{Set: []string{"faults.sector_bytes=512"}})
+	if err != nil || w.Faults.SectorBytes != 512 {
+		t.Errorf("-set faults.sector_bytes=512: %v, %v", w, err)
+	}
+	_, err = ParseWith([]byte(withWorkload("")), "seedfall.json", "/proj", Options{Set: []string{"faults.sector_bytes=100"}})
+	if err == nil || !strings.Contains(err.Error(), "faults.sector_bytes: want 1 (tear at any byte) or a power of two from 512 to 4096, got 100") {
+		t.Errorf("-set faults.sector_bytes=100: %v", err)
 	}
 }
