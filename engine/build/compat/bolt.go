@@ -17,7 +17,7 @@ import (
 func init() {
 	register(&Shim{
 		Module:   "go.etcd.io/bbolt",
-		Versions: []string{"v1.3.10", "v1.3.11", "v1.4.0", "v1.4.1", "v1.4.2", "v1.4.3", "v1.5.0"},
+		Versions: []string{"v1.3.5", "v1.3.6", "v1.3.7", "v1.3.8", "v1.3.9", "v1.3.10", "v1.3.11", "v1.4.0", "v1.4.1", "v1.4.2", "v1.4.3", "v1.5.0"},
 		What:     "bolt_wasm.go size limits (MaxMapSize 2 GiB)",
 		Files:    boltFiles,
 	})

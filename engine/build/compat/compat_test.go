@@ -1,10 +1,14 @@
 package compat
 
 import (
+	"bytes"
+	"fmt"
 	"go/ast"
 	"go/parser"
+	"go/printer"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -206,6 +210,7 @@ func TestGenericShimConstantsAreLinuxValues(t *testing.T) {
 		"MADV_WILLNEED": unix.MADV_WILLNEED, "MADV_DONTNEED": unix.MADV_DONTNEED, "MADV_FREE": unix.MADV_FREE,
 		"MADV_REMOVE": unix.MADV_REMOVE, "MADV_DONTFORK": unix.MADV_DONTFORK, "MADV_DOFORK": unix.MADV_DOFORK,
 		"MADV_HUGEPAGE": unix.MADV_HUGEPAGE, "MADV_NOHUGEPAGE": unix.MADV_NOHUGEPAGE,
+		"SOL_SOCKET": unix.SOL_SOCKET, "SCM_RIGHTS": unix.SCM_RIGHTS,
 		"MCL_CURRENT": unix.MCL_CURRENT, "MCL_FUTURE": unix.MCL_FUTURE, "MCL_ONFAULT": unix.MCL_ONFAULT,
 	}
 	file, err := parser.ParseFile(token.NewFileSet(), "syscall.go", Template("shims/generic/syscall_wasip1.go.in"), 0)
@@ -250,5 +255,38 @@ func TestGenericShimConstantsAreLinuxValues(t *testing.T) {
 		if !strings.Contains(unixShim, n+" = syscall."+n) && !regexp.MustCompile(`\b`+n+`\s+= syscall\.`+n+`\b`).MatchString(unixShim) {
 			t.Errorf("the x/sys/unix shim does not define %s as syscall.%s", n, n)
 		}
+	}
+}
+
+// UnixRights lays out its control message as Linux does: the shim's
+// function, run natively, against x/sys/unix's.
+func TestUnixRightsLayout(t *testing.T) {
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "syscall.go", Template("shims/generic/syscall_wasip1.go.in"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fn bytes.Buffer
+	for _, d := range file.Decls {
+		if f, ok := d.(*ast.FuncDecl); ok && f.Name.Name == "UnixRights" {
+			printer.Fprint(&fn, fset, f)
+		}
+	}
+	if fn.Len() == 0 {
+		t.Fatal("the syscall shim has no UnixRights")
+	}
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "go.mod"), "module rights\n\ngo 1.21\n")
+	write(t, filepath.Join(dir, "main.go"), "package main\n\nimport \"fmt\"\n\nconst SOL_SOCKET, SCM_RIGHTS = 0x1, 0x1\n\n"+
+		fn.String()+"\n\nfunc main() { fmt.Print(UnixRights(3, 7)) }\n")
+	cmd := exec.Command("go", "run", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go run: %v\n%s", err, out)
+	}
+	if want := fmt.Sprint(unix.UnixRights(3, 7)); string(out) != want {
+		t.Errorf("the shim lays out UnixRights(3, 7) as %s, Linux as %s", out, want)
 	}
 }
