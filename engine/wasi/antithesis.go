@@ -25,11 +25,11 @@ func init() {
 				return
 			}
 			mem := m.Memory()
-			name, ok1 := mem.Read(uint32(s[0]), uint32(s[1]))
-			details, ok2 := mem.Read(uint32(s[2]), uint32(s[3]))
+			name, ok1 := readText(mem, uint32(s[0]), uint32(s[1])) // cut to MaxPayload
+			details, ok2 := readText(mem, uint32(s[2]), uint32(s[3]))
 			if !ok1 || !ok2 {
 				return
 			}
-			p.Assert(Assertion{Kind: AssertEvent, Cond: true, Message: string(name), Details: string(details)})
+			p.Assert(Assertion{Kind: AssertEvent, Cond: true, Message: name, Details: details})
 		}})
 }

@@ -41,13 +41,15 @@ func init() {
 				return
 			}
 			mem := m.Memory()
-			msg, ok1 := mem.Read(uint32(s[2]), uint32(s[3]))
-			site, ok2 := mem.Read(uint32(s[4]), uint32(s[5]))
-			details, ok3 := mem.Read(uint32(s[6]), uint32(s[7]))
+			// Each text is cut to MaxPayload (limits.go): the run keeps
+			// them, so a guest's 64 MB message must not become the host's.
+			msg, ok1 := readText(mem, uint32(s[2]), uint32(s[3]))
+			site, ok2 := readText(mem, uint32(s[4]), uint32(s[5]))
+			details, ok3 := readText(mem, uint32(s[6]), uint32(s[7]))
 			if !ok1 || !ok2 || !ok3 {
 				return
 			}
-			a := Assertion{Kind: int(uint32(s[0])), Cond: uint32(s[1]) != 0, Message: string(msg), Site: string(site), Details: string(details)}
+			a := Assertion{Kind: int(uint32(s[0])), Cond: uint32(s[1]) != 0, Message: msg, Site: site, Details: details}
 			if p.Assert(a) {
 				p.block(ctx, m, func() int64 { return sched.Never })
 			}

@@ -221,7 +221,14 @@ func fdAllocate(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	if e == nil || e.kind != kindFile {
 		return errno.EBADF
 	}
-	end := int64(s[1] + s[2])
+	off, n := int64(s[1]), int64(s[2])
+	if off < 0 || n < 0 {
+		return errno.EINVAL
+	}
+	if off > 1<<63-1-n {
+		return errno.EFBIG // past any file size, as fallocate(2) says
+	}
+	end := off + n
 	if end > e.h.Size() {
 		return e.h.Truncate(end)
 	}
@@ -391,6 +398,9 @@ func fdRead(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 }
 
 func fdPread(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	if int64(s[3]) < 0 {
+		return errno.EINVAL // an offset of 2^63 or more is negative, as pread(2) sees it
+	}
 	return readv(ctx, m, uint32(s[0]), uint32(s[1]), uint32(s[2]), int64(s[3]), uint32(s[4]))
 }
 
@@ -400,9 +410,9 @@ func readv(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64, 
 	if e == nil || !e.read {
 		return errno.EBADF
 	}
-	bufs, ok := readIovecs(m, iovs, niovs)
-	if !ok {
-		return errno.EFAULT
+	bufs, en := readIovecs(m, iovs, niovs)
+	if en != 0 {
+		return en
 	}
 	total := 0
 	switch e.kind {
@@ -482,6 +492,9 @@ func fdWrite(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 }
 
 func fdPwrite(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	if int64(s[3]) < 0 {
+		return errno.EINVAL
+	}
 	return writev(ctx, m, uint32(s[0]), uint32(s[1]), uint32(s[2]), int64(s[3]), uint32(s[4]))
 }
 
@@ -491,9 +504,9 @@ func writev(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64,
 	if e == nil || !e.write {
 		return errno.EBADF
 	}
-	bufs, ok := readIovecs(m, iovs, niovs)
-	if !ok {
-		return errno.EFAULT
+	bufs, en := readIovecs(m, iovs, niovs)
+	if en != 0 {
+		return en
 	}
 	total := 0
 	switch e.kind {
@@ -545,7 +558,7 @@ func writev(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64,
 			return errno.ESPIPE
 		}
 		var en errno.Errno
-		if total, en = e.udp.Send(slices.Concat(bufs...)); en != 0 {
+		if total, en = e.udp.Send(joinDatagram(bufs)); en != 0 {
 			return en
 		}
 	default:
@@ -633,21 +646,26 @@ func fdReaddir(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	if cookie > uint64(len(e.dirents)) {
 		return errno.EINVAL
 	}
-	out := make([]byte, 0, bufLen)
-	for i := cookie; i < uint64(len(e.dirents)) && uint32(len(out)) < bufLen; i++ {
+	// The entries go straight into the guest's buffer, which is checked
+	// whole first, as getdents(2) does: however large it is, the host
+	// copies only the entries that fit.
+	mem := m.Memory()
+	out, ok := mem.Read(buf, bufLen)
+	if !ok {
+		return errno.EFAULT
+	}
+	n := 0
+	for i := cookie; i < uint64(len(e.dirents)) && n < len(out); i++ {
 		d := e.dirents[i]
 		var hdr [24]byte
 		le.PutUint64(hdr[0:], i+1)
 		le.PutUint64(hdr[8:], d.Ino)
 		le.PutUint32(hdr[16:], uint32(len(d.Name)))
 		hdr[20] = uint8(d.Type)
-		out = append(out, hdr[:]...)
-		out = append(out, d.Name...)
+		n += copy(out[n:], hdr[:])
+		n += copy(out[n:], d.Name) // WASI: a full buffer means "call again"
 	}
-	if uint32(len(out)) > bufLen {
-		out = out[:bufLen] // WASI: a full buffer means "call again"
-	}
-	if !m.Memory().Write(buf, out) || !m.Memory().WriteUint32Le(nPtr, uint32(len(out))) {
+	if !mem.WriteUint32Le(nPtr, uint32(n)) {
 		return errno.EFAULT
 	}
 	return 0
@@ -663,14 +681,6 @@ func withEntry(ents []disk.Dirent, d disk.Dirent) []disk.Dirent {
 }
 
 // ---- paths ----
-
-func readPath(m api.Module, ptr, n uint64) (string, errno.Errno) {
-	b, ok := m.Memory().Read(uint32(ptr), uint32(n))
-	if !ok {
-		return "", errno.EFAULT
-	}
-	return string(b), 0
-}
 
 // dirAt returns the directory entry a path call is relative to and the path.
 // A path into the mounted /etc comes back relative to the /etc disk.

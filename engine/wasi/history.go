@@ -41,21 +41,31 @@ func init() {
 }
 
 // readFields decodes netstrings ("3:put,1:k,") from guest memory; false
-// when the buffer is out of bounds or malformed.
+// when the buffer is out of bounds or malformed, or holds more than
+// MaxFields fields. Each field is cut to MaxPayload (limits.go).
 func readFields(m api.Module, ptr, n uint32) ([]string, bool) {
 	b, ok := m.Memory().Read(ptr, n)
 	if !ok {
 		return nil, false
 	}
-	return DecodeFields(b)
+	return decodeFields(b, MaxFields, cut)
 }
 
 // DecodeFields decodes a run of netstrings.
 func DecodeFields(b []byte) ([]string, bool) {
+	return decodeFields(b, -1, func(b []byte) string { return string(b) })
+}
+
+// decodeFields decodes at most maxFields netstrings (-1: any number),
+// making each string with str.
+func decodeFields(b []byte, maxFields int, str func([]byte) string) ([]string, bool) {
 	var out []string
 	for len(b) > 0 {
+		if len(out) == maxFields {
+			return nil, false
+		}
 		i := 0
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		for i < len(b) && i <= 20 && b[i] >= '0' && b[i] <= '9' { // no length has more digits; a longer run is malformed
 			i++
 		}
 		if i == 0 || i >= len(b) || b[i] != ':' {
@@ -65,7 +75,7 @@ func DecodeFields(b []byte) ([]string, bool) {
 		if err != nil || l > len(b)-i-2 || b[i+1+l] != ',' {
 			return nil, false
 		}
-		out = append(out, string(b[i+1:i+1+l]))
+		out = append(out, str(b[i+1:i+1+l]))
 		b = b[i+2+l:]
 	}
 	return out, true

@@ -57,8 +57,14 @@ func pollOneoff(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 		return errno.EINVAL
 	}
 	mem := m.Memory()
+	// More 48-byte subscriptions than the memory could hold is not a
+	// subscription array at all; checking before nsub*48 can wrap keeps the
+	// host from allocating for it.
+	if !fits(mem, nsub, 48) {
+		return errno.EINVAL
+	}
 	raw, ok := mem.Read(in, nsub*48)
-	if !ok {
+	if !ok || !span(mem, out, uint64(nsub)*32) {
 		return errno.EFAULT
 	}
 	now := p.Now()
@@ -79,7 +85,11 @@ func pollOneoff(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 				}
 				wait = timeout - cur
 			}
-			d := now + p.stretch(wait) // a slow node's timers fire late
+			w := p.stretch(wait) // a slow node's timers fire late
+			d := now + w
+			if w > 0 && d < now { // past the end of time
+				d = 1<<63 - 1
+			}
 			if d < now {
 				d = now
 			}

@@ -68,9 +68,9 @@ var seedfallFuncs = []hostFunc{
 	// buggify(site_ptr, site_len, prob_bits) -> 1 when the site fires.
 	{name: "buggify", params: vt(i32, i32, i64), results: vt(i32), fn: func(ctx context.Context, m api.Module, s []uint64) {
 		p := proc(ctx)
-		b, ok := m.Memory().Read(uint32(s[0]), uint32(s[1]))
+		site, ok := readText(m.Memory(), uint32(s[0]), uint32(s[1])) // cut to MaxPayload
 		s[0] = 0
-		if ok && p.Buggify != nil && p.Buggify(string(b), math.Float64frombits(s[2])) {
+		if ok && p.Buggify != nil && p.Buggify(site, math.Float64frombits(s[2])) {
 			s[0] = 1
 		}
 	}},

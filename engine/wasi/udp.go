@@ -7,6 +7,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/seedfall/seedfall/engine/errno"
+	"github.com/seedfall/seedfall/engine/netsim"
 )
 
 // The host side of the net overlay's four UDP calls (engine/build/netoverlay,
@@ -140,6 +141,21 @@ func sockRecvFrom(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	return 0
 }
 
+// joinDatagram joins the iovecs of a datagram, keeping at most one byte
+// past netsim.MaxDatagram: enough for Send to refuse it with EMSGSIZE, not
+// a copy of all the (perhaps overlapping, gigabyte) buffers a guest names.
+func joinDatagram(bufs [][]byte) []byte {
+	var out []byte
+	for _, b := range bufs {
+		room := netsim.MaxDatagram + 1 - len(out)
+		if room <= 0 {
+			break
+		}
+		out = append(out, b[:min(len(b), room)]...)
+	}
+	return out
+}
+
 // udpRead takes one datagram into the iovecs, as readv on a datagram socket
 // does: what does not fit is discarded.
 func udpRead(e *fdEntry, bufs [][]byte) (int, errno.Errno) {
@@ -147,7 +163,7 @@ func udpRead(e *fdEntry, bufs [][]byte) (int, errno.Errno) {
 	for _, b := range bufs {
 		size += len(b)
 	}
-	tmp := make([]byte, size)
+	tmp := make([]byte, min(size, netsim.MaxDatagram)) // no datagram is longer
 	n, _, en := e.udp.RecvFrom(tmp)
 	if en != 0 {
 		return 0, en

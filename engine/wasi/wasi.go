@@ -232,12 +232,18 @@ func procExit(ctx context.Context, m api.Module, s []uint64) {
 
 func strsGet(m api.Module, list []string, ptrs, buf uint32) errno.Errno {
 	mem := m.Memory()
+	// Positions in 64 bits: a guest pointer near the top of memory must
+	// fault, not wrap around to address 0.
+	p, b := uint64(ptrs), uint64(buf)
 	for _, s := range list {
-		if !mem.WriteUint32Le(ptrs, buf) || !mem.WriteString(buf, s) || !mem.WriteByte(buf+uint32(len(s)), 0) {
+		if !span(mem, 0, p+4) || !span(mem, 0, b+uint64(len(s))+1) {
 			return errno.EFAULT
 		}
-		ptrs += 4
-		buf += uint32(len(s)) + 1
+		mem.WriteUint32Le(uint32(p), uint32(b))
+		mem.WriteString(uint32(b), s)
+		mem.WriteByte(uint32(b)+uint32(len(s)), 0)
+		p += 4
+		b += uint64(len(s)) + 1
 	}
 	return 0
 }
@@ -366,21 +372,38 @@ func schedYield(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 
 // ---- output ----
 
-// writeOutput captures stdout and stderr line by line.
+// writeOutput captures stdout and stderr line by line. A line longer than
+// MaxLine is passed on in pieces of MaxLine bytes, so the partial line the
+// host keeps never grows past that.
 func (p *Process) writeOutput(stream int, b []byte) {
-	buf := append(p.lineBuf[stream], b...)
-	for {
-		i := indexByte(buf, '\n')
+	for len(b) > 0 {
+		i := indexByte(b, '\n')
+		part := b
+		if i >= 0 {
+			part = b[:i]
+		}
+		for len(part) > 0 {
+			if len(p.lineBuf[stream]) >= MaxLine {
+				p.emitLine(stream)
+			}
+			k := min(len(part), MaxLine-len(p.lineBuf[stream]))
+			p.lineBuf[stream] = append(p.lineBuf[stream], part[:k]...)
+			part = part[k:]
+		}
 		if i < 0 {
-			break
+			return
 		}
-		if p.Output != nil {
-			p.Output(stream, buf[:i])
-		}
-		buf = buf[i+1:]
+		p.emitLine(stream)
+		b = b[i+1:]
 	}
-	// Keep the partial line; copy down so the buffer does not grow forever.
-	p.lineBuf[stream] = append(p.lineBuf[stream][:0], buf...)
+}
+
+// emitLine passes on the buffered line of stream and empties the buffer.
+func (p *Process) emitLine(stream int) {
+	if p.Output != nil {
+		p.Output(stream, p.lineBuf[stream])
+	}
+	p.lineBuf[stream] = p.lineBuf[stream][:0]
 }
 
 // Close closes every descriptor the process still holds, as the kernel does
@@ -406,21 +429,32 @@ func indexByte(b []byte, c byte) int {
 	return -1
 }
 
-// readIovecs returns the guest buffers of an iovec array.
-func readIovecs(m api.Module, iovs, n uint32) ([][]byte, bool) {
+// readIovecs returns the guest buffers of an iovec array: EINVAL for more
+// than IovMax iovecs, EFAULT when the array or a buffer is outside memory.
+// Past MaxRW bytes in all the buffers are dropped, so that the call moves
+// at most that many, as Linux's readv and writev do.
+func readIovecs(m api.Module, iovs, n uint32) ([][]byte, errno.Errno) {
+	if n > IovMax {
+		return nil, errno.EINVAL
+	}
 	mem := m.Memory()
-	raw, ok := mem.Read(iovs, n*8)
+	raw, ok := mem.Read(iovs, n*8) // n*8 <= 8 KiB: no overflow
 	if !ok {
-		return nil, false
+		return nil, errno.EFAULT
 	}
 	out := make([][]byte, 0, n)
+	room := uint64(MaxRW)
 	for i := uint32(0); i < n; i++ {
 		ptr, l := le.Uint32(raw[i*8:]), le.Uint32(raw[i*8+4:])
 		b, ok := mem.Read(ptr, l)
 		if !ok {
-			return nil, false
+			return nil, errno.EFAULT
 		}
+		if uint64(len(b)) > room {
+			b = b[:room]
+		}
+		room -= uint64(len(b))
 		out = append(out, b)
 	}
-	return out, true
+	return out, 0
 }
