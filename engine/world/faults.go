@@ -185,14 +185,37 @@ var faultFields = []field[Faults]{
 	rangeField("disk_latency", func(f *Faults) *Range { return &f.DiskLatency }),
 	probField("mmap_early_writeback", func(f *Faults) *float64 { return &f.MmapEarlyWriteback }),
 	boolField("strict_dirs", func(f *Faults) *bool { return &f.StrictDirs }),
-	durField("clock_skew", false, func(f *Faults) *time.Duration { return &f.ClockSkew }),
+	clockField("clock_skew", func(f *Faults) *time.Duration { return &f.ClockSkew }),
 	rateField("pause_per_sec", func(f *Faults) *float64 { return &f.PausePerSec }),
 	rangeField("pause_for", func(f *Faults) *Range { return &f.PauseFor }),
 	rateField("clock_jump_per_sec", func(f *Faults) *float64 { return &f.ClockJumpPerSec }),
-	durField("clock_jump_max", false, func(f *Faults) *time.Duration { return &f.ClockJumpMax }),
+	clockField("clock_jump_max", func(f *Faults) *time.Duration { return &f.ClockJumpMax }),
 	boolField("buggify", func(f *Faults) *bool { return &f.Buggify }),
 	boolField("include_workload", func(f *Faults) *bool { return &f.IncludeWorkload }),
 	boolField("swarm", func(f *Faults) *bool { return &f.Swarm }),
+}
+
+// MaxClockOffset bounds clock_skew and clock_jump_max: a century moves a
+// node's wall clock further than any real clock goes wrong, and keeps the
+// offsets drawn from them far from overflowing.
+const MaxClockOffset = 100 * 365 * 24 * time.Hour
+
+// clockField decodes clock_skew or clock_jump_max: a duration of at most
+// MaxClockOffset.
+func clockField(name string, get func(*Faults) *time.Duration) field[Faults] {
+	f := durField(name, false, get)
+	dec := f.dec
+	f.dec = func(d *decoder, t *Faults, v *value, path string) (bool, error) {
+		x, err := d.duration(v, path)
+		if err != nil {
+			return false, err
+		}
+		if x > MaxClockOffset {
+			return false, d.errAt(v, path, `want at most 100 years ("876000h"), got %s`, describe(v))
+		}
+		return dec(d, t, v, path)
+	}
+	return f
 }
 
 // faults decodes the "faults" object, or a preset name as its shorthand.
