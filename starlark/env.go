@@ -25,11 +25,13 @@ import (
 
 // Options configure an Env.
 type Options struct {
-	Engine   *engine.Engine // shared; built by the caller (nil: built on first run)
-	Dir      string         // base dir for relative paths named outside any file (the REPL); default: the working directory
-	Stdout   io.Writer      // print() goes here; default: os.Stdout
-	Args     []string       // script arguments (`seedfall script x.star a b` -> ["a","b"])
-	Parallel int            // default parallelism for explore/shrink; below 1 means 1
+	Engine    *engine.Engine // shared; built by the caller (nil: built on first run)
+	Dir       string         // base dir for relative paths named outside any file (the REPL); default: the working directory
+	Stdout    io.Writer      // print() goes here; default: os.Stdout
+	Args      []string       // script arguments (`seedfall script x.star a b` -> ["a","b"])
+	Parallel  int            // default parallelism for explore/shrink; below 1 means 1
+	MaxSteps  int64          // Starlark steps per thread: 0: $SEEDFALL_STARLARK_STEPS or DefaultMaxSteps; below 0: no limit
+	StepsFlag string         // the flag that sets MaxSteps, named in the step limit's error ("-max-steps"); "": none
 }
 
 // Env is one workbench session: the builtins, the modules loaded so far, and
@@ -47,6 +49,11 @@ type Env struct {
 	modules  map[string]*modEntry  // by absolute path, or "@seedfall/NAME.star"
 
 	predeclared sl.StringDict
+
+	maxSteps uint64       // 0: none
+	stepsErr error        // a bad $SEEDFALL_STARLARK_STEPS, returned by ExecFile
+	threads  []*sl.Thread // every thread made, for StopAfter
+	stopped  string       // StopAfter's reason once it fired
 }
 
 type prepEntry struct {
@@ -77,6 +84,7 @@ func NewEnv(o Options) *Env {
 	}
 	o.Parallel = max(o.Parallel, 1)
 	e := &Env{o: o, prepared: map[string]*prepEntry{}, modules: map[string]*modEntry{}}
+	e.maxSteps, e.stepsErr = stepLimit(o.MaxSteps)
 	e.ctx, e.cancel = context.WithCancel(context.Background())
 	e.predeclared = e.builtins()
 	return e
@@ -165,11 +173,21 @@ func (e *Env) thread(name string, chain []string) *sl.Thread {
 	t.SetLocal(localChain, chain)
 	t.SetLocal(localEnv, e)
 	setClock(t)
+	e.limitThread(t)
+	e.mu.Lock()
+	e.threads = append(e.threads, t)
+	if e.stopped != "" {
+		t.Cancel(e.stopped)
+	}
+	e.mu.Unlock()
 	return t
 }
 
 // ExecFile runs a script file and returns its globals.
 func (e *Env) ExecFile(path string) (sl.StringDict, error) {
+	if e.stepsErr != nil {
+		return nil, e.stepsErr
+	}
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %v", path, unwrapPath(err))
@@ -222,7 +240,7 @@ func (e *Env) load(t *sl.Thread, module string) (sl.StringDict, error) {
 	var ee *sl.EvalError
 	if errors.As(err, &ee) {
 		// The caller sees only the message: keep where it happened.
-		err = errors.New(ee.Backtrace())
+		err = errors.New(Backtrace(ee))
 	}
 	m = &modEntry{globals: g, err: err}
 	e.mu.Lock()
@@ -326,7 +344,7 @@ func scriptError(err error) error {
 		return le
 	}
 	if errors.As(err, &ee) {
-		return errors.New(strings.TrimSuffix(ee.Backtrace(), "\n"))
+		return errors.New(strings.TrimSuffix(Backtrace(ee), "\n"))
 	}
 	return err
 }

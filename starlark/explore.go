@@ -697,10 +697,10 @@ func strategyError(name string, err error) error {
 	for i := len(ee.CallStack) - 1; i >= 0; i-- {
 		fr := ee.CallStack[i]
 		if fr.Pos.Filename() != "" && fr.Pos.Filename() != "<builtin>" {
-			return fmt.Errorf("strategy %s failed at %s: %s", name, posString(fr.Pos), ee.Msg)
+			return fmt.Errorf("strategy %s failed at %s: %s", name, posString(fr.Pos), strings.TrimPrefix(ee.Msg, cancelPrefix))
 		}
 	}
-	return fmt.Errorf("strategy %s: %s", name, ee.Msg)
+	return fmt.Errorf("strategy %s: %s", name, strings.TrimPrefix(ee.Msg, cancelPrefix))
 }
 
 func posString(p syntax.Position) string {
