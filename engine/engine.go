@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -72,8 +71,6 @@ type runtimeSet struct {
 	rt   wazero.Runtime
 	mods map[string]*compiled // by the wasm's hash
 }
-
-var instanceIDs atomic.Uint64
 
 // New creates an engine.
 func New(ctx context.Context, opts Options) (*Engine, error) {

@@ -497,7 +497,9 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 		return
 	}
 	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), prog.mem)
-	cfg := wazero.NewModuleConfig().WithName(fmt.Sprintf("seedfall-%d", instanceIDs.Add(1))).WithStartFunctions("_start")
+	// Anonymous: every instance is named the same, so nothing in a trap
+	// message depends on how many instances the process made before.
+	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_start")
 	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
 	stopped := wp.Overdue() || ictx.Err() != nil
 	if mod != nil {
@@ -532,8 +534,9 @@ func (r *runner) exited(n *node, code uint32, trap error) {
 		r.net.HostDown(n.host)
 	}
 	if trap != nil {
-		r.event(n, "trap: "+firstLine(trap.Error()))
-		r.fail(ClassTrap, n, fmt.Sprintf("%s trapped: %s", n.label(), firstLine(trap.Error())))
+		msg := trapText(trap)
+		r.event(n, "trap: "+msg)
+		r.fail(ClassTrap, n, fmt.Sprintf("%s trapped: %s", n.label(), msg))
 		return
 	}
 	r.event(n, fmt.Sprintf("exit %d", code))
@@ -825,6 +828,19 @@ func appendNetEvent(b []byte, e netsim.Event) []byte {
 	b, _ = e.Remote.AppendBinary(b)
 	b = binary.LittleEndian.AppendUint64(b, uint64(e.Bytes))
 	return binary.LittleEndian.AppendUint64(b, uint64(e.Arrive))
+}
+
+// trapText is the first line of a trap's error without wazero's
+// "module[NAME] " prefix: the instance name says nothing to the user, and
+// no instance name may reach the trace.
+func trapText(err error) string {
+	s := firstLine(err.Error())
+	if strings.HasPrefix(s, "module[") {
+		if i := strings.Index(s, "] "); i >= 0 {
+			s = s[i+2:]
+		}
+	}
+	return s
 }
 
 func firstLine(s string) string {
