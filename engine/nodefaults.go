@@ -174,10 +174,24 @@ func (r *runner) applyNode(f faults.Fault) bool {
 		r.event(n, fmt.Sprintf("wall clock skewed by %v", f.Delay))
 	case KindClockJump:
 		r.record(f)
-		nr.wall[h] += int64(f.Delay)
+		nr.wall[h] = addSat(nr.wall[h], int64(f.Delay))
 		r.event(n, fmt.Sprintf("wall clock jumps by %v (offset now %v)", f.Delay, time.Duration(nr.wall[h])))
 	}
 	return true
+}
+
+// addSat adds b to a, saturating at the int64 bounds: a node's wall clock
+// offset can grow past 292 years only by jumps given in a schedule, and
+// must not wrap round to the other side of the epoch when it does.
+func addSat(a, b int64) int64 {
+	s := a + b
+	switch {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	}
+	return s
 }
 
 // healNode ends every pause and slowdown at once. Wall clocks keep their

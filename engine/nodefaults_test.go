@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -240,5 +241,73 @@ func TestNodeFaultsDrawnAndReplayed(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(out)
+	}
+}
+
+// Clock skew and jumps saturate: two jumps of -2562047h (each near the
+// most a duration can hold) leave the node's clock at the Unix epoch, not
+// wrapped round to the year 2317, and two forward ones stop it at the
+// largest time an int64 of nanoseconds can hold (2262). Run twice: the
+// digest is the same.
+func TestClockJumpsSaturate(t *testing.T) {
+	p := prepare(t, `{"nodes": [], "workload": {"name": "w", "pkg": "./clockwatch", "args": ["-n", "3", "-every", "100ms"]}}`)
+	huge := -2562047 * time.Hour
+	const (
+		epoch1970 = -1735689600000                                    // ms from 2025-01-01 back to 1970-01-01
+		max2262   = (math.MaxInt64 - 1735689600*1000000000) / 1000000 // ms from 2025-01-01 to the largest int64 ns
+	)
+	for _, tc := range []struct {
+		name   string
+		faults []faults.Fault
+		want   []int64 // wall ms past 2025 per round
+	}{
+		{"two jumps back stop at the epoch", []faults.Fault{
+			{At: 50 * ms, Kind: KindClockJump, Node: "w", Delay: huge},
+			{At: 150 * ms, Kind: KindClockJump, Node: "w", Delay: huge},
+		}, []int64{epoch1970, epoch1970, epoch1970}},
+		{"skew and jumps forward stop in 2262", []faults.Fault{
+			{At: 0, Kind: KindClockSkew, Node: "w", Delay: -huge},
+			{At: 50 * ms, Kind: KindClockJump, Node: "w", Delay: -huge},
+			{At: 150 * ms, Kind: KindClockJump, Node: "w", Delay: -huge},
+		}, []int64{max2262, max2262, max2262}},
+		{"back then forth saturates each way", []faults.Fault{
+			{At: 50 * ms, Kind: KindClockJump, Node: "w", Delay: huge},
+			{At: 60 * ms, Kind: KindClockJump, Node: "w", Delay: huge},
+			{At: 150 * ms, Kind: KindClockJump, Node: "w", Delay: -huge},
+			{At: 160 * ms, Kind: KindClockJump, Node: "w", Delay: -huge},
+		}, []int64{epoch1970, max2262, max2262}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := twice(t, p, 1, &faults.Schedule{Seed: 1, Faults: tc.faults})
+			out := output(r, "")
+			if !r.Passed {
+				t.Fatalf("%s: %s\n%s", r.Class, r.Reason, out)
+			}
+			got := rounds(t, out)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d rounds, want %d\n%s", len(got), len(tc.want), out)
+			}
+			for i := range got {
+				if got[i][0] != tc.want[i] {
+					t.Errorf("round %d: wall %dms past 2025 (%v), want %dms", i, got[i][0],
+						time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(got[i][0])*ms).Year(), tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestAddSat(t *testing.T) {
+	for _, tc := range []struct{ a, b, want int64 }{
+		{1, 2, 3},
+		{math.MaxInt64, 1, math.MaxInt64},
+		{math.MinInt64, -1, math.MinInt64},
+		{math.MinInt64 + 5, -10, math.MinInt64},
+		{math.MinInt64, math.MaxInt64, -1},
+		{-5, 3, -2},
+	} {
+		if got := addSat(tc.a, tc.b); got != tc.want {
+			t.Errorf("addSat(%d, %d) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

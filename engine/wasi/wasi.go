@@ -12,6 +12,7 @@ package wasi
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
@@ -285,13 +286,27 @@ func (p *Process) clock(id uint32) (int64, bool) {
 	switch id {
 	case clockRealtime:
 		if p.WallOffset != nil {
-			return Epoch + p.Now() + p.WallOffset(), true
+			return WallClock(Epoch+p.Now(), p.WallOffset()), true
 		}
 		return Epoch + p.Now(), true
 	case clockMonotonic, 2, 3: // process and thread CPU time count as monotonic time
 		return monoBase + p.Now(), true
 	}
 	return 0, false
+}
+
+// WallClock is the wall clock at true time now (ns since the Unix epoch)
+// moved by offset (clock skew and jumps), saturated to what the guest's
+// unsigned clock can show without wrapping: no earlier than the epoch, no
+// later than the largest int64 (the year 2262), however far the offset goes.
+func WallClock(now, offset int64) int64 {
+	switch {
+	case offset > 0 && now > math.MaxInt64-offset:
+		return math.MaxInt64
+	case now+offset < 0:
+		return 0
+	}
+	return now + offset
 }
 
 // stretch scales a wait of d ns by the slowdown factor in force.
