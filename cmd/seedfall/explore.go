@@ -20,7 +20,7 @@ import (
 )
 
 func init() {
-	register(command{"explore", "[-c FILE] [-strategy NAME|file.star] [-budget 1000|10m] [-seeds 1-1000] [-parallel K]", exploreCmd})
+	register(command{"explore", "[-c FILE] [-strategy NAME|file.star] [-budget 1000|10m] [-seeds 1-1000] [-parallel K] [-max-steps N]", exploreCmd})
 }
 
 // exploreCmd runs a search strategy written in Starlark over a world: one
@@ -35,6 +35,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	seedsFlag := fs.String("seeds", fmt.Sprintf("1-%d", starlark.DefaultSeeds), "the seeds the strategy draws from (ctx.seeds): 1-1000, or lists like 2-3,9")
 	parallel := fs.Int("parallel", runtime.NumCPU(), "runs at once")
 	asJSON := fs.Bool("json", false, "print one JSON object per failure, with the schedule file it is saved in")
+	maxSteps := fs.Int64("max-steps", 0, fmt.Sprintf("Starlark steps a strategy may take in all; its runs do not count (0: $%s, else %d; -1: no limit)", starlark.StepsEnv, starlark.DefaultMaxSteps))
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -52,7 +53,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer s.close()
-	env := starlark.NewEnv(starlark.Options{Engine: s.e, Stdout: stdout, Parallel: *parallel})
+	env := starlark.NewEnv(starlark.Options{Engine: s.e, Stdout: stdout, Parallel: *parallel, MaxSteps: *maxSteps, StepsFlag: "-max-steps"})
 	wv, err := starlark.WorldValue(s.w)
 	if err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register(command{"script", "[-parallel K] experiment.star [args...]", scriptCmd})
+	register(command{"script", "[-parallel K] [-max-steps N] [-timeout D] experiment.star [args...]", scriptCmd})
 }
 
 // scriptCmd runs a Starlark script against the workbench builtins. Its
@@ -21,6 +21,8 @@ func init() {
 func scriptCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("script", stderr)
 	parallel := fs.Int("parallel", runtime.NumCPU(), "default parallelism of shrink and explore in the script")
+	maxSteps := fs.Int64("max-steps", 0, fmt.Sprintf("Starlark steps the script (and each file it loads) may take; run() and the like do not count (0: $%s, else %d; -1: no limit)", starlark.StepsEnv, starlark.DefaultMaxSteps))
+	timeout := fs.Duration("timeout", 0, "stop the script, and the runs in flight, after this much wall time, such as 10m (0: none)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -38,13 +40,16 @@ func scriptCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer e.Close(ctx)
-	env := starlark.NewEnv(starlark.Options{Engine: e, Stdout: stdout, Args: fs.Args()[1:], Parallel: *parallel})
+	env := starlark.NewEnv(starlark.Options{Engine: e, Stdout: stdout, Args: fs.Args()[1:], Parallel: *parallel, MaxSteps: *maxSteps, StepsFlag: "-max-steps"})
+	if *timeout > 0 {
+		defer env.StopAfter(*timeout, "-timeout")()
+	}
 	if _, err := env.ExecFile(path); err != nil {
 		if starlark.Failed(err) {
-			fmt.Fprintln(stderr, starlark.ScriptError(err))
+			fmt.Fprintln(stderr, env.ScriptError(err))
 			return errFailed
 		}
-		return fmt.Errorf("%s", starlark.ScriptError(err))
+		return fmt.Errorf("%s", env.ScriptError(err))
 	}
 	return nil
 }
