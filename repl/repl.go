@@ -19,6 +19,8 @@ import (
 	"github.com/peterh/liner"
 	sl "go.starlark.net/starlark"
 	"go.starlark.net/syntax"
+
+	"github.com/seedfall/seedfall/starlark"
 )
 
 // Evaluator is the Starlark environment the REPL evaluates in;
@@ -267,6 +269,7 @@ func (r *REPL) exec(f *syntax.File, src, note string) bool {
 	for k, v := range r.globals {
 		before[k] = v
 	}
+	r.thread.Steps = 0 // the step limit is per statement
 	r.running.Store(true)
 	var (
 		v   sl.Value
@@ -333,7 +336,7 @@ func (r *REPL) fail(err error) {
 			fmt.Fprintln(r.o.Err, "error: "+evalErr.Msg)
 			return
 		}
-		fmt.Fprintln(r.o.Err, evalErr.Backtrace())
+		fmt.Fprintln(r.o.Err, starlark.Backtrace(evalErr))
 		return
 	}
 	fmt.Fprintln(r.o.Err, err)
