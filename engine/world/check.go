@@ -8,6 +8,10 @@ import (
 
 // check runs the rules that span fields, after every field has decoded.
 func (w *World) check() error {
+	if ps := w.Programs(); len(ps) > MaxPrograms {
+		return w.Errorf(ps[MaxPrograms].Path, "more than %d programs (nodes, workloads and finally together); the limit is %d",
+			MaxPrograms, MaxPrograms)
+	}
 	if err := w.checkNames(); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package world
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -92,10 +91,10 @@ func readChain(src *source, chain []string) (*value, []string, error) {
 		return nil, nil, errIn(src, ext.line, "extends", fmt.Sprintf("%q closes a cycle (%s); a world cannot extend itself",
 			ext.val.str, strings.Join(names, " -> ")))
 	}
-	data, err := os.ReadFile(abs)
+	data, err := ReadBounded(abs, MaxConfigBytes)
 	if err != nil {
 		return nil, nil, errIn(src, ext.line, "extends", fmt.Sprintf("cannot read %q: %s; the path is relative to %s",
-			ext.val.str, unwrapPathError(err), src.file))
+			ext.val.str, err, src.file))
 	}
 	// Name the parent as the child names it, relative to where the child
 	// was named from, so its errors read like the -c path.

@@ -362,8 +362,18 @@ func probField[T any](name string, get func(*T) *float64) field[T] {
 	return numField(name, 0, 1, "a probability between 0 and 1", get)
 }
 
+// rateField decodes a rate per second, from 0 to MaxRate.
 func rateField[T any](name string, get func(*T) *float64) field[T] {
-	return numField(name, 0, math.MaxFloat64, "a rate per second of 0 or more", get)
+	f := numField(name, 0, math.MaxFloat64, "a rate per second of 0 or more", get)
+	inner := f.dec
+	f.dec = func(d *decoder, t *T, v *value, path string) (bool, error) {
+		changed, err := inner(d, t, v, path)
+		if err == nil && *get(t) > MaxRate {
+			return false, d.errAt(v, path, "%s per second is over the limit of %d; a run cannot hold more faults than that", v.str, MaxRate)
+		}
+		return changed, err
+	}
+	return f
 }
 
 func intField[T any](name string, lo, hi int64, what string, get func(*T) *int) field[T] {
@@ -797,7 +807,7 @@ var preemptFields = []field[Preempt]{
 	enumField("strategy", "strategy", []Strategy{StrategyNone, StrategyRandom, StrategyPCT, StrategyCalls},
 		func(p *Preempt) *Strategy { return &p.Strategy }),
 	boolField("interleave", func(p *Preempt) *bool { return &p.Interleave }),
-	intField("depth", 1, math.MaxInt64, "a depth of 1 or more", func(p *Preempt) *int { return &p.Depth }),
+	intField("depth", 1, MaxPreemptDepth, fmt.Sprintf("a depth from 1 to %d (the limit)", MaxPreemptDepth), func(p *Preempt) *int { return &p.Depth }),
 	intField("steps", 1, math.MaxInt64, "a step count of 1 or more", func(p *Preempt) *int { return &p.Steps }),
 	intField("calls", 1, MaxPreemptCalls, "a call count from 1 to 4194304", func(p *Preempt) *int { return &p.Calls }),
 	boolField("loops", func(p *Preempt) *bool { return &p.Loops }),

@@ -87,6 +87,9 @@ func (s *source) line(off int) int {
 // Decoder's own offsets for syntax errors are relative to the value it was
 // reading and would give wrong lines.
 func (s *source) parse() (*value, error) {
+	if err := s.checkDepth(); err != nil {
+		return nil, err
+	}
 	if s.toml {
 		return s.parseTOML()
 	}

@@ -169,9 +169,9 @@ func Load(path string) (*World, error) {
 
 // LoadWith is Load with a profile and -set overrides merged over the world.
 func LoadWith(path string, o Options) (*World, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadBounded(path, MaxConfigBytes)
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read the world file: " + unwrapPathError(err)}
+		return nil, &Error{File: path, Msg: "cannot read the world file: " + err.Error()}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -208,6 +208,9 @@ func ParseWith(data []byte, file, dir string, o Options) (*World, error) {
 		// Some editors start a file with a byte order mark; blank it
 		// rather than cut it, so offsets and lines stay those of the file.
 		data = append([]byte("   "), data[3:]...)
+	}
+	if len(data) > MaxConfigBytes {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("the world file has %d bytes, over the limit of %s", len(data), SizeText(MaxConfigBytes))}
 	}
 	src := newSource(file, data)
 	src.dir, src.toml = filepath.Clean(dir), isTOML(file)
