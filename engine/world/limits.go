@@ -123,7 +123,7 @@ func (s *source) checkDepth() error {
 
 // skipString returns the offset of the last byte of the string starting
 // at d[i] (a quote), or len(d) when it never ends. TOML's '...' and
-// '''...''' have no escapes; "..." and """...""" do.
+// ”'...”' have no escapes; "..." and """...""" do.
 func skipString(d []byte, i int, toml bool) int {
 	q := d[i]
 	if toml && i+2 < len(d) && d[i+1] == q && d[i+2] == q {
