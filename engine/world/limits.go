@@ -122,8 +122,9 @@ func (s *source) checkDepth() error {
 }
 
 // skipString returns the offset of the last byte of the string starting
-// at d[i] (a quote), or len(d) when it never ends. TOML's '...' and
-// ”'...”' have no escapes; "..." and """...""" do.
+// at d[i] (a quote), or len(d) when it never ends. TOML's literal strings,
+// in single quotes or three of them, have no escapes; basic strings, in
+// double quotes or three of them, do.
 func skipString(d []byte, i int, toml bool) int {
 	q := d[i]
 	if toml && i+2 < len(d) && d[i+1] == q && d[i+2] == q {
