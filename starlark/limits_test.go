@@ -137,3 +137,13 @@ func TestStopAfter(t *testing.T) {
 		t.Errorf("timeout error: %s", msg)
 	}
 }
+
+// A strategy that loops without end stops at the limit, its error naming
+// the strategy and where it was.
+func TestStepLimitStrategy(t *testing.T) {
+	p := writeScript(t, "strat.star", "def spin(ctx):\n    n = 0\n    while True:\n        n += 1\nw = world(nodes = [{\"name\": \"a\", \"pkg\": \"./a\"}], workload = {\"name\": \"c\", \"pkg\": \"./c\"})\nexplore(w, strategy = spin, budget = 1)\n")
+	_, err := NewEnv(Options{MaxSteps: 5000, Stdout: &bytes.Buffer{}}).ExecFile(p)
+	if err == nil || !strings.Contains(err.Error(), "strategy spin failed at ") || !strings.Contains(err.Error(), "strat.star:4:") || !strings.Contains(err.Error(), ": stopped after 5000 Starlark steps") {
+		t.Fatalf("got %v", err)
+	}
+}
