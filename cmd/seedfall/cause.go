@@ -28,8 +28,11 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *moments < 2 || *branches < 1 || *parallel < 1 {
-		return fmt.Errorf("-moments must be at least 2, -branches and -parallel at least 1")
+	if err := checkParallel(*parallel); err != nil {
+		return err
+	}
+	if *moments < 2 || *branches < 1 {
+		return fmt.Errorf("-moments must be at least 2, -branches at least 1")
 	}
 	ctx := context.Background()
 	s, sch, from, err := sa.open(ctx, cfg, stderr)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 
 	"github.com/seedfall/seedfall/repl"
 	"github.com/seedfall/seedfall/starlark"
@@ -19,8 +18,11 @@ func init() {
 // input that fails then makes the exit status 2.
 func replCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("repl", stderr)
-	parallel := fs.Int("parallel", runtime.NumCPU(), "how many runs shrink and explore make at once")
+	parallel := fs.Int("parallel", defaultParallel(), "how many runs shrink and explore make at once")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
 	if fs.NArg() > 1 {

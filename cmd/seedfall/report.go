@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 
 	"github.com/seedfall/seedfall/cmd/seedfall/internal/report"
@@ -25,8 +24,11 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	seeds := fs.String("seeds", "", "report many seeds: 1-20, or lists like 2-3,9")
 	faultsFile := fs.String("faults", "", "with -seed: the schedule to apply (default: .seedfall/seed-N.faults.json next to the config, if it exists)")
 	out := fs.String("o", "", "write the page here (default: .seedfall/report.html next to the config)")
-	parallel := fs.Int("parallel", runtime.NumCPU(), "worlds run at once")
+	parallel := fs.Int("parallel", defaultParallel(), "worlds run at once")
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
 	var list []uint64

@@ -18,7 +18,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	cfg := worldFlags(fs)
 	seed := fs.Uint64("seed", 0, "run one seed")
 	seeds := fs.String("seeds", "", "run many seeds: 1-500, or lists like 2-3,9")
-	parallel := fs.Int("parallel", runtime.NumCPU(), "worlds run at once (one per core; a world never spreads over cores)")
+	parallel := fs.Int("parallel", defaultParallel(), "worlds run at once (one per core; a world never spreads over cores)")
 	asJSON := fs.Bool("json", false, "print one JSON object per seed")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of seedfall itself to this file")
 	reportPath := fs.String("report", "", "write an HTML report of the sweep to this file")
@@ -47,8 +47,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	} else if !flagSet(fs, "seed") {
 		return fmt.Errorf("say which seeds to run: -seed N or -seeds 1-500")
 	}
-	if *parallel < 1 {
-		*parallel = 1
+	if err := checkParallel(*parallel); err != nil {
+		return err
 	}
 	// One world is one goroutine group passing a baton: with idle Ps around,
 	// every handoff wakes another OS thread for nothing. Keep one P per
