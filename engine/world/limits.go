@@ -16,9 +16,6 @@ const (
 	// MaxDepth bounds how deeply arrays and objects (JSON) or arrays and
 	// inline tables (TOML) nest, checked before the file is decoded.
 	MaxDepth = 256
-	// MaxSeedBytes bounds what a program's "disk" directory and "files"
-	// copy onto its disk, together.
-	MaxSeedBytes = 1 << 30
 	// MaxPrograms bounds nodes, workloads and the finally check together.
 	MaxPrograms = 256
 	// MaxRate bounds every per-second fault rate.
