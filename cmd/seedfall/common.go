@@ -197,11 +197,7 @@ func (s *session) loadSchedule(path string, seed uint64) (*faults.Schedule, stri
 		}
 		path = def
 	}
-	var names []string
-	for _, p := range s.w.Programs() {
-		names = append(names, p.Name)
-	}
-	sch, err := faults.Load(path, names)
+	sch, err := faults.Load(path, checkConfig(s.w))
 	if err != nil {
 		return nil, "", err
 	}

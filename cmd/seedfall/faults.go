@@ -182,9 +182,9 @@ func (s *session) readSchedule(path string, seed uint64, hasOut bool) (*faults.S
 	if err != nil {
 		return nil, "", err
 	}
-	var sch faults.Schedule
-	if err := json.Unmarshal(b, &sch); err != nil {
-		return nil, "", fmt.Errorf("%s: %v", displayPath(path), err)
+	sch, err := faults.Parse(displayPath(path), b)
+	if err != nil {
+		return nil, "", err
 	}
 	if sch.Seed != seed {
 		return nil, "", fmt.Errorf("%s holds the schedule of seed %d, not seed %d", displayPath(path), sch.Seed, seed)
@@ -199,7 +199,7 @@ func (s *session) readSchedule(path string, seed uint64, hasOut bool) (*faults.S
 		fmt.Fprintf(s.stderr, "note: %s was saved by %s, not %s; starting from seed %d's own faults\n", displayPath(path), sch.Config, own, seed)
 		return nil, path, nil
 	}
-	return &sch, path, nil
+	return sch, path, nil
 }
 
 // drawSchedule runs the seed once for the faults it draws on its own.

@@ -87,13 +87,9 @@ type pinned struct {
 func (s *session) loadPinned() ([]pinned, error) {
 	paths, _ := filepath.Glob(filepath.Join(s.w.Dir, regressionsDir, "*.faults.json"))
 	slices.Sort(paths)
-	var names []string
-	for _, p := range s.w.Programs() {
-		names = append(names, p.Name)
-	}
 	var out []pinned
 	for _, path := range paths {
-		sch, err := faults.Load(path, names)
+		sch, err := faults.Load(path, checkConfig(s.w))
 		if err != nil {
 			return nil, fmt.Errorf("pinned regression: %w", err)
 		}

@@ -155,22 +155,14 @@ func Check(s *Schedule, c CheckConfig) error {
 	return errors.Join(errs...)
 }
 
-// checkRun is what a check knows of the run. Load knows neither the
-// config's duration nor its preempt strategy, so it leaves full false and
-// skips the two rules that need them.
+// checkRun is what a check knows of the run: the end of the run (0:
+// unknown, no fault is too late) and, when full, the preempt strategy.
+// Load leaves full false: it does not refuse a preempt fault in a world
+// that no longer asks for pct, which a replay applies as before.
 type checkRun struct {
 	end        time.Duration
 	preemptPCT bool
 	full       bool
-}
-
-// check is Load's check: the first rule f breaks, leaving out the two that
-// need the config.
-func (f Fault) check(programs []string) error {
-	if errs := f.rules(programs, checkRun{}); len(errs) > 0 {
-		return errs[0]
-	}
-	return nil
 }
 
 // rules returns every rule f breaks.
@@ -198,7 +190,7 @@ func (f Fault) rules(programs []string, run checkRun) []error {
 	if f.At < 0 {
 		bad("at %v is negative", f.At)
 	}
-	if run.full && !k.AtOp && f.At > run.end {
+	if run.end > 0 && !k.AtOp && f.At > run.end {
 		bad("at %v is after the end of the run at %v", f.At, run.end)
 	}
 	if k.Lasts && f.Until < f.At {

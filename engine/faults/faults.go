@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"reflect"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -171,35 +170,17 @@ func (f Fault) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads the spec's form and refuses fields it does not know.
 func (f *Fault) UnmarshalJSON(b []byte) error {
-	var j faultJSON
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&j); err != nil {
+	src := newJSource("", b)
+	v, err := src.parse()
+	if err != nil {
 		return err
 	}
-	*f = Fault{Kind: j.Kind, Node: j.Node, From: j.From, To: j.To, Side: j.Side, Groups: j.Groups, Dir: j.Dir, Mode: j.Mode,
-		Factor: j.Factor, Op: j.Op, Path: j.Path, Offset: j.Offset, Target: j.Target, Site: j.Site}
-	var err error
-	for _, d := range []struct {
-		name, s string
-		to      *time.Duration
-	}{{"at", j.At, &f.At}, {"until", j.Until, &f.Until}, {"delay", j.Delay, &f.Delay}} {
-		if *d.to, err = parseDur(d.name, d.s); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func parseDur(field, s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s)
+	g, err := (&jdecoder{src}).fault(v, "")
 	if err != nil {
-		return 0, fmt.Errorf("%s: %q is not a duration like \"1.5s\"", field, s)
+		return err
 	}
-	return d, nil
+	*f = g
+	return nil
 }
 
 // Schedule is what a run applied, and what a replay applies.
@@ -235,16 +216,6 @@ type branchJSON struct {
 // BranchStreams are the streams a branch may name.
 var BranchStreams = []string{"sched", "net", "disk", "io", "udp", "disklatency", "mutant", "random"}
 
-type scheduleJSON struct {
-	Seed       uint64       `json:"seed"`
-	Config     string       `json:"config,omitempty"`
-	Duration   string       `json:"duration"`
-	ShrunkFrom int          `json:"shrunk_from,omitempty"`
-	ShrinkRuns int          `json:"shrink_runs,omitempty"`
-	Branches   []branchJSON `json:"branches,omitempty"`
-	Faults     []Fault      `json:"faults"`
-}
-
 // MarshalJSON writes one fault per line, so schedules diff well.
 func (s *Schedule) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
@@ -253,7 +224,9 @@ func (s *Schedule) MarshalJSON() ([]byte, error) {
 		c, _ := json.Marshal(s.Config)
 		fmt.Fprintf(&b, "  \"config\": %s,\n", c)
 	}
-	fmt.Fprintf(&b, "  \"duration\": %q,\n", s.Duration.String())
+	if s.Duration > 0 { // none: the world's
+		fmt.Fprintf(&b, "  \"duration\": %q,\n", s.Duration.String())
+	}
 	if s.ShrunkFrom > 0 {
 		fmt.Fprintf(&b, "  \"shrunk_from\": %d,\n  \"shrink_runs\": %d,\n", s.ShrunkFrom, s.ShrinkRuns)
 	}
@@ -287,54 +260,40 @@ func (s *Schedule) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// UnmarshalJSON reads a schedule file.
+// UnmarshalJSON reads a schedule file's contents. Its errors name the line
+// and field path, as Load's do, but no file.
 func (s *Schedule) UnmarshalJSON(b []byte) error {
-	var j scheduleJSON
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&j); err != nil {
-		return err
-	}
-	dur, err := parseDur("duration", j.Duration)
+	got, _, err := decodeSchedule("", b)
 	if err != nil {
 		return err
 	}
-	*s = Schedule{Seed: j.Seed, Config: j.Config, Duration: dur, Faults: j.Faults, ShrunkFrom: j.ShrunkFrom, ShrinkRuns: j.ShrinkRuns}
-	var last time.Duration
-	for i, bj := range j.Branches {
-		at, err := parseDur(fmt.Sprintf("branches[%d].at", i), bj.At)
-		if err != nil {
-			return err
-		}
-		if at < last {
-			return fmt.Errorf("branches[%d].at %v is before the branch above it (%v): branches must not go back in time", i, at, last)
-		}
-		if bj.Stream != "" && !slices.Contains(BranchStreams, bj.Stream) {
-			return fmt.Errorf("branches[%d].stream %q is not a stream (one of %s, or leave it out for all)", i, bj.Stream, strings.Join(BranchStreams, ", "))
-		}
-		last = at
-		s.Branches = append(s.Branches, Branch{At: at, Key: bj.Key, Stream: bj.Stream})
-	}
+	*s = *got
 	return nil
 }
 
-// Load reads a schedule file and checks its faults against the world's
-// program names.
-func Load(path string, programs []string) (*Schedule, error) {
+// Load reads a schedule file and checks its faults against the world: its
+// program names, and the end of the run (the schedule's duration, else the
+// world's). Errors name the file, the line and the field path.
+func Load(path string, c CheckConfig) (*Schedule, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var s Schedule
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+	s, top, err := decodeSchedule(path, b)
+	if err != nil {
+		return nil, err
+	}
+	end := s.Duration
+	if end <= 0 {
+		end = c.Duration
 	}
 	for i, f := range s.Faults {
-		if err := f.check(programs); err != nil {
-			return nil, fmt.Errorf("%s: fault %d (%s): %v", path, i+1, f.Kind, err)
+		if errs := f.rules(c.Programs, checkRun{end: end}); len(errs) > 0 {
+			return nil, &Error{File: path, Line: faultLine(top, i), Path: fmt.Sprintf("faults[%d]", i),
+				Msg: fmt.Sprintf("%v (fault %d, %s)", errs[0], i+1, f.Kind)}
 		}
 	}
-	return &s, nil
+	return s, nil
 }
 
 // Save writes the schedule as JSON, creating the directory if needed.

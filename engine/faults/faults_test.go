@@ -2,6 +2,7 @@ package faults
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -73,7 +74,7 @@ func TestScheduleRoundTrip(t *testing.T) {
 	if err := s.Save(path); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Load(path, []string{"server", "client"})
+	got, err := Load(path, CheckConfig{Programs: []string{"server", "client"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,14 +90,14 @@ func TestLoadRejectsBadFaults(t *testing.T) {
 	for name, tc := range map[string]struct{ json, want string }{
 		"kind":  {`{"seed":1,"duration":"1s","faults":[{"at":"1s","kind":"melt","node":"a","until":"1s"}]}`, `unknown fault kind "melt"`},
 		"node":  {`{"seed":1,"duration":"1s","faults":[{"at":"1s","kind":"crash","node":"zz","until":"2s"}]}`, `node "zz" is not in the world`},
-		"until": {`{"seed":1,"duration":"1s","faults":[{"at":"2s","kind":"crash","node":"a","until":"1s"}]}`, `until 1s is before at 2s`},
-		"dur":   {`{"seed":1,"duration":"1s","faults":[{"at":"soon","kind":"crash","node":"a","until":"1s"}]}`, `at: "soon" is not a duration`},
-		"field": {`{"seed":1,"duration":"1s","faults":[{"at":"1s","kind":"crash","node":"a","until":"1s","x":1}]}`, `unknown field "x"`},
+		"until": {`{"seed":1,"duration":"3s","faults":[{"at":"2s","kind":"crash","node":"a","until":"1s"}]}`, `until 1s is before at 2s`},
+		"dur":   {`{"seed":1,"duration":"1s","faults":[{"at":"soon","kind":"crash","node":"a","until":"1s"}]}`, `faults[0].at: want a duration such as "250ms" or "2s", got "soon"`},
+		"field": {`{"seed":1,"duration":"1s","faults":[{"at":"1s","kind":"crash","node":"a","until":"1s","x":1}]}`, `faults[0].x: unknown field`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "s.json")
 			os.WriteFile(path, []byte(tc.json), 0o644)
-			_, err := Load(path, []string{"a"})
+			_, err := Load(path, CheckConfig{Programs: []string{"a"}})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, tc.want)
 			}
@@ -155,7 +156,7 @@ func TestRegisteredKindsAreChecked(t *testing.T) {
 		{Fault{Kind: "test_slow", Node: "a", Factor: 0.5}, "factor 0.5 is below 1"},
 		{Fault{Kind: "test_slow", Node: "a", Factor: 2}, ""},
 	} {
-		err := tc.f.check(programs)
+		err := errors.Join(tc.f.rules(programs, checkRun{})...)
 		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: err %v, want %q", tc.f, err, tc.want)
 		}
