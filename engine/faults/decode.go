@@ -258,12 +258,12 @@ func (d *jdecoder) object(v *jvalue, path, what string, known []string) ([]jmemb
 	if v.kind != jObject {
 		return nil, d.want(v, path, what)
 	}
-	for i, m := range v.members {
-		for _, prev := range v.members[:i] {
-			if prev.key == m.key {
-				return nil, d.src.err(m.line, join(path, m.key), "set twice; it is already set on line %d", prev.line)
-			}
+	seen := make(map[string]int, len(v.members)) // key: line; linear in the members, however many
+	for _, m := range v.members {
+		if line, ok := seen[m.key]; ok {
+			return nil, d.src.err(m.line, join(path, m.key), "set twice; it is already set on line %d", line)
 		}
+		seen[m.key] = m.line
 		if slices.Contains(known, m.key) {
 			continue
 		}

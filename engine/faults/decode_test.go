@@ -146,3 +146,22 @@ func TestScheduleWithoutDuration(t *testing.T) {
 		t.Errorf("Load = %+v, %v", got, err)
 	}
 }
+
+// A schedule of many faults, or an object of many repeated keys, costs
+// time linear in its size.
+func TestScheduleDecodeIsLinear(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"seed": 1, "faults": [{"at": "1s", "kind": "crash", "node": "a", "until": "2s"`)
+	for i := 0; i < 200000; i++ {
+		b.WriteString(`, "site": ""`)
+	}
+	b.WriteString("}]}")
+	start := time.Now()
+	_, err := Parse("s.json", []byte(b.String()))
+	if err == nil || err.Error() != `s.json:1: faults[0].site: set twice; it is already set on line 1` {
+		t.Errorf("error %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("200,000 keys took %v", d)
+	}
+}
