@@ -178,7 +178,7 @@ func (s *session) readSchedule(path string, seed uint64, hasOut bool) (*faults.S
 			return nil, path, nil
 		}
 	}
-	b, err := os.ReadFile(path)
+	b, err := faults.ReadFile(displayPath(path))
 	if err != nil {
 		return nil, "", err
 	}

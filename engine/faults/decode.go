@@ -529,6 +529,16 @@ func faultLine(top *jvalue, i int) int {
 	return 0
 }
 
+// ReadFile reads a schedule file: a regular file (or a symlink to one) of
+// at most world.MaxConfigBytes, as a world file is.
+func ReadFile(path string) ([]byte, error) {
+	b, err := world.ReadBounded(path, world.MaxConfigBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read the schedule: %v", path, err)
+	}
+	return b, nil
+}
+
 // Parse reads a schedule from data without checking its faults against a
 // world (`seedfall faults` checks after editing); file names it in errors.
 func Parse(file string, data []byte) (*Schedule, error) {

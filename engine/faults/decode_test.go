@@ -165,3 +165,26 @@ func TestScheduleDecodeIsLinear(t *testing.T) {
 		t.Errorf("200,000 keys took %v", d)
 	}
 }
+
+// A schedule file is a regular file of at most 16 MiB, as a world file is:
+// /dev/zero is refused before anything is read.
+func TestLoadBoundedFile(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, 16<<20+1); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{"/dev/zero", "/dev/zero: cannot read the schedule: it is a character device, not a regular file"},
+		{dir, dir + ": cannot read the schedule: it is a directory, not a regular file"},
+		{big, big + ": cannot read the schedule: it has 16777217 bytes, over the limit of 16 MiB"},
+	} {
+		_, err := Load(tc.path, CheckConfig{})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Load(%s): %v, want %s", tc.path, err, tc.want)
+		}
+	}
+}

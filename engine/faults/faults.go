@@ -275,7 +275,7 @@ func (s *Schedule) UnmarshalJSON(b []byte) error {
 // program names, and the end of the run (the schedule's duration, else the
 // world's). Errors name the file, the line and the field path.
 func Load(path string, c CheckConfig) (*Schedule, error) {
-	b, err := os.ReadFile(path)
+	b, err := ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
