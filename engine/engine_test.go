@@ -227,7 +227,7 @@ func TestPlannedCrashesReplayExactly(t *testing.T) {
 	if err := r.Schedule.Save(path); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := faults.Load(path, []string{"a", "b", "c"})
+	loaded, err := faults.Load(path, faults.CheckConfig{Programs: []string{"a", "b", "c"}, Duration: p.World.Duration})
 	if err != nil {
 		t.Fatal(err)
 	}

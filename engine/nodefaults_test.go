@@ -232,7 +232,7 @@ func TestNodeFaultsDrawnAndReplayed(t *testing.T) {
 	if err := r.Schedule.Save(path); err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := faults.Load(path, []string{"server", "w", "calm", "client"})
+	loaded, err := faults.Load(path, faults.CheckConfig{Programs: []string{"server", "w", "calm", "client"}, Duration: p.World.Duration})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestShrunkSchedulesFail(t *testing.T) {
 			for _, prog := range p.World.Programs() {
 				names = append(names, prog.Name)
 			}
-			sch, err := faults.Load("../../examples/real/"+schedule, names)
+			sch, err := faults.Load("../../examples/real/"+schedule, faults.CheckConfig{Programs: names, Duration: p.World.Duration})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -36,7 +36,7 @@ func twReplay(t *testing.T, p *engine.Prepared, res *engine.Result) {
 // twice and returns the run, which must fail.
 func twShrunk(t *testing.T, p *engine.Prepared, rel string) *engine.Result {
 	t.Helper()
-	sch, err := faults.Load("../../examples/real/"+rel, []string{"server", "client"})
+	sch, err := faults.Load("../../examples/real/"+rel, faults.CheckConfig{Programs: []string{"server", "client"}, Duration: p.World.Duration})
 	if err != nil {
 		t.Fatal(err)
 	}
