@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -129,6 +128,18 @@ var opKinds = map[string]bool{
 // fixed order: the directory's tree in lexical order, then "files".
 func readSeed(p *world.Program) ([]seedFile, error) {
 	var out []seedFile
+	total := int64(0)
+	// read takes one host file, a regular file within what is left of the
+	// program's limit, so that /dev/urandom or a huge tree cannot exhaust
+	// the host.
+	read := func(path string) ([]byte, error) {
+		b, err := world.ReadBounded(path, MaxSeedBytes-total)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v (a program's disk and files hold %s at most)", path, err, world.SizeText(MaxSeedBytes))
+		}
+		total += int64(len(b))
+		return b, nil
+	}
 	if p.Disk != "" {
 		err := filepath.WalkDir(p.Disk, func(path string, e fs.DirEntry, err error) error {
 			if err != nil {
@@ -141,7 +152,7 @@ func readSeed(p *world.Program) ([]seedFile, error) {
 			case e.IsDir():
 				out = append(out, seedFile{path: rel, dir: true})
 			case e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0:
-				b, err := os.ReadFile(path)
+				b, err := read(path)
 				if err != nil {
 					return err
 				}
@@ -154,7 +165,7 @@ func readSeed(p *world.Program) ([]seedFile, error) {
 		}
 	}
 	for _, fc := range p.Files {
-		b, err := os.ReadFile(fc.Host)
+		b, err := read(fc.Host)
 		if err != nil {
 			return nil, fmt.Errorf("%s: files: %v (each entry copies a readable host file)", p.Path, err)
 		}
@@ -162,6 +173,10 @@ func readSeed(p *world.Program) ([]seedFile, error) {
 	}
 	return out, nil
 }
+
+// MaxSeedBytes is the most a program's seeded disk and files may hold: the
+// host keeps them in memory, once per world and again in each node's disk.
+const MaxSeedBytes = 1 << 30
 
 // diskOptions gives a program's disk its size and, when it takes disk
 // faults, the hook that draws them per operation.

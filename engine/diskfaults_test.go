@@ -460,3 +460,16 @@ func TestOperationFaultDrawsAreStable(t *testing.T) {
 		t.Fatalf("write_eio fired at ops %v with fsync_eio on, %v without", w, got)
 	}
 }
+
+// A seeded file must be a regular host file: /dev/urandom would be read
+// without end.
+func TestSeededFileMustBeRegular(t *testing.T) {
+	js := `{"duration": "1s",
+		"nodes": [{"name": "d", "pkg": "` + mustAbs(t, "testdata/guests/durable") + `", "files": {"junk": "/dev/urandom"}}],
+		"workload": {"name": "c", "pkg": "` + mustAbs(t, "testdata/guests/sleeper") + `", "args": ["-n", "1"]}}`
+	p := prepare(t, js)
+	_, err := p.Run(context.Background(), RunOptions{Seed: 1})
+	if err == nil || !strings.Contains(err.Error(), "files: /dev/urandom: it is a character device, not a regular file (a program's disk and files hold 1 GiB at most)") {
+		t.Fatalf("run with /dev/urandom as a seeded file: %v", err)
+	}
+}
