@@ -135,7 +135,7 @@ func readSeed(p *world.Program) ([]seedFile, error) {
 	read := func(path string) ([]byte, error) {
 		b, err := world.ReadBounded(path, MaxSeedBytes-total)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v (a program's disk and files hold %s at most)", path, err, world.SizeText(MaxSeedBytes))
+			return nil, fmt.Errorf("%s: %v", path, err)
 		}
 		total += int64(len(b))
 		return b, nil
@@ -161,13 +161,13 @@ func readSeed(p *world.Program) ([]seedFile, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%s: disk %s: %v (it must be a readable host directory)", p.Path, p.Disk, err)
+			return nil, fmt.Errorf("%s: disk %s: %v (it must be a readable host directory of regular files, %s in all with files)", p.Path, p.Disk, err, world.SizeText(MaxSeedBytes))
 		}
 	}
 	for _, fc := range p.Files {
 		b, err := read(fc.Host)
 		if err != nil {
-			return nil, fmt.Errorf("%s: files: %v (each entry copies a readable host file)", p.Path, err)
+			return nil, fmt.Errorf("%s: files: %v (each entry copies a readable regular host file; disk and files hold %s in all)", p.Path, err, world.SizeText(MaxSeedBytes))
 		}
 		out = append(out, seedFile{path: fc.Path, data: b})
 	}

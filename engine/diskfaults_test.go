@@ -469,7 +469,7 @@ func TestSeededFileMustBeRegular(t *testing.T) {
 		"workload": {"name": "c", "pkg": "` + mustAbs(t, "testdata/guests/sleeper") + `", "args": ["-n", "1"]}}`
 	p := prepare(t, js)
 	_, err := p.Run(context.Background(), RunOptions{Seed: 1})
-	if err == nil || !strings.Contains(err.Error(), "files: /dev/urandom: it is a character device, not a regular file (a program's disk and files hold 1 GiB at most)") {
+	if err == nil || !strings.Contains(err.Error(), "nodes[0]: files: /dev/urandom: it is a character device, not a regular file (each entry copies a readable regular host file; disk and files hold 1 GiB in all)") {
 		t.Fatalf("run with /dev/urandom as a seeded file: %v", err)
 	}
 }
