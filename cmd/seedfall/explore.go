@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -33,10 +32,13 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	strategy := fs.String("strategy", "random_seeds", "a stdlib strategy (random_seeds, swarm, branch_closest) or a .star file defining strategy(ctx)")
 	budgetFlag := fs.String("budget", starlark.DefaultBudget.String(), "how much to explore: a run count (500: the same failures every time) or wall time (10m)")
 	seedsFlag := fs.String("seeds", fmt.Sprintf("1-%d", starlark.DefaultSeeds), "the seeds the strategy draws from (ctx.seeds): 1-1000, or lists like 2-3,9")
-	parallel := fs.Int("parallel", runtime.NumCPU(), "runs at once")
+	parallel := fs.Int("parallel", defaultParallel(), "runs at once")
 	asJSON := fs.Bool("json", false, "print one JSON object per failure, with the schedule file it is saved in")
 	maxSteps := fs.Int64("max-steps", 0, fmt.Sprintf("Starlark steps a strategy may take in all; its runs do not count (0: $%s, else %d; -1: no limit)", starlark.StepsEnv, starlark.DefaultMaxSteps))
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
 	budget, err := starlark.ParseBudget(*budgetFlag)

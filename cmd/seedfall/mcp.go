@@ -11,7 +11,6 @@ import (
 	"io"
 	"maps"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -549,8 +548,9 @@ func toolRun(c *toolCall) (any, error) {
 	}
 	parallel := c.args.Parallel
 	if parallel < 1 {
-		parallel = runtime.NumCPU()
+		parallel = defaultParallel()
 	}
+	parallel = min(parallel, maxParallel)
 	ctx := context.Background()
 	s, _, _, err := c.open(ctx)
 	if err != nil {
@@ -740,13 +740,13 @@ func toolFaults(c *toolCall) (any, error) {
 }
 
 func readScheduleReport(file string) (*faultsReport, error) {
-	b, err := os.ReadFile(file)
+	b, err := faults.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	var sch faults.Schedule
-	if err := json.Unmarshal(b, &sch); err != nil {
-		return nil, fmt.Errorf("%s: %v", displayPath(file), err)
+	sch, err := faults.Parse(displayPath(file), b)
+	if err != nil {
+		return nil, err
 	}
 	rep := &faultsReport{File: displayPath(file), Faults: []string{}, Schedule: json.RawMessage(bytes.TrimSpace(b))}
 	for _, f := range sch.Faults {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"runtime"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/starlark"
@@ -20,10 +19,13 @@ func init() {
 // error.
 func scriptCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("script", stderr)
-	parallel := fs.Int("parallel", runtime.NumCPU(), "default parallelism of shrink and explore in the script")
+	parallel := fs.Int("parallel", defaultParallel(), "default parallelism of shrink and explore in the script")
 	maxSteps := fs.Int64("max-steps", 0, fmt.Sprintf("Starlark steps the script (and each file it loads) may take; run() and the like do not count (0: $%s, else %d; -1: no limit)", starlark.StepsEnv, starlark.DefaultMaxSteps))
 	timeout := fs.Duration("timeout", 0, "stop the script, and the runs in flight, after this much wall time, such as 10m (0: none)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
