@@ -2,7 +2,7 @@ package repl
 
 import (
 	"fmt"
-	"os"
+	"github.com/seedfall/seedfall/engine/fsutil"
 	"strings"
 
 	sl "go.starlark.net/starlark"
@@ -145,7 +145,7 @@ func snapshotName(id int) string { return fmt.Sprintf("_r%d", id+1) }
 
 // Save writes the session's script to path.
 func (r *REPL) Save(path string) error {
-	if err := os.WriteFile(path, []byte(r.Script()), 0o644); err != nil {
+	if err := fsutil.WriteFile(path, []byte(r.Script()), 0o644); err != nil {
 		return fmt.Errorf(":save: %v", err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	sl "go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/engine/wasi"
 )
 
@@ -181,7 +182,7 @@ func (e *Env) writeFile(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, fmt.Errorf("write_file: %v", err)
 	}
-	if err := os.WriteFile(abs, []byte(text), 0o644); err != nil {
+	if err := fsutil.WriteFile(abs, []byte(text), 0o644); err != nil {
 		return nil, fmt.Errorf("write_file: cannot write %s: %v", path, unwrapPath(err))
 	}
 	return sl.None, nil

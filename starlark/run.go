@@ -17,6 +17,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/engine/shrink"
 	"github.com/seedfall/seedfall/engine/trace"
 	"github.com/seedfall/seedfall/engine/world"
@@ -179,7 +180,7 @@ func (r *Run) save(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, fmt.Errorf("save: %v", err)
 	}
-	if err := os.WriteFile(abs, data, 0o644); err != nil {
+	if err := fsutil.WriteFile(abs, data, 0o644); err != nil {
 		return nil, fmt.Errorf("save: cannot write %s: %v", path, unwrapPath(err))
 	}
 	return sl.None, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/engine/trace"
 	"github.com/seedfall/seedfall/engine/world"
 	"github.com/seedfall/seedfall/starlark"
@@ -160,7 +161,7 @@ func (s *session) saveSchedule(res *engine.Result) (string, error) {
 	sch.Config = s.configName()
 	if h := res.History; h != nil && len(h.HTML) > 0 {
 		// porcupine's picture of the history that is not linearizable.
-		if err := os.WriteFile(s.historyPath(res.Seed), h.HTML, 0o644); err != nil {
+		if err := fsutil.WriteFile(s.historyPath(res.Seed), h.HTML, 0o644); err != nil {
 			return "", err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	sl "go.starlark.net/starlark"
 
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/starlark"
 )
 
@@ -205,7 +206,7 @@ func (s *session) saveFailure(r *starlark.Run, k int) (string, string, error) {
 	}
 	if !bytes.Equal(own, theirs) {
 		wpath := filepath.Join(dir, base+".world.json")
-		if err := os.WriteFile(wpath, theirs, 0o644); err != nil {
+		if err := fsutil.WriteFile(wpath, theirs, 0o644); err != nil {
 			return "", "", err
 		}
 		sch.Config = filepath.Base(wpath)

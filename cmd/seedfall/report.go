@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/seedfall/seedfall/cmd/seedfall/internal/report"
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/fsutil"
 )
 
 func init() {
@@ -153,15 +155,11 @@ func (r *sweepReport) write(w io.Writer) error {
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	f, err := os.Create(r.path)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := report.Write(f, r.rep); err != nil {
-		f.Close()
+	var page bytes.Buffer
+	if err := report.Write(&page, r.rep); err != nil {
 		return fmt.Errorf("report %s: %w", r.path, err)
 	}
-	if err := f.Close(); err != nil {
+	if err := fsutil.WriteFile(r.path, page.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	var failed []uint64

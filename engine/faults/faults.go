@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/engine/rng"
 )
 
@@ -296,17 +298,17 @@ func Load(path string, c CheckConfig) (*Schedule, error) {
 	return s, nil
 }
 
-// Save writes the schedule as JSON, creating the directory if needed.
+// Save writes the schedule as JSON, atomically, creating the directory if
+// needed.
 func (s *Schedule) Save(path string) error {
 	b, err := s.MarshalJSON()
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.Rename(tmp, path)
+	return fsutil.WriteFile(path, b, 0o644)
 }
 
 // CrashPlan says who may crash and how often.
