@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine/build/compat"
+	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/sim"
 )
 
@@ -603,29 +604,10 @@ func ensureDir(dir string, fill func(dir string) error) (string, error) {
 // writeAtomic writes data to path through a temporary file in the same
 // directory and a rename, so readers see the whole file or none of it.
 func writeAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return cacheErr(err)
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return cacheErr(err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := fsutil.WriteFile(path, data, 0o644); err != nil {
 		return cacheErr(err)
 	}
 	return nil
