@@ -371,11 +371,10 @@ func (d *jdecoder) schedule(v *jvalue) (*Schedule, error) {
 		case "config":
 			s.Config, err = d.str(x, p)
 		case "duration":
-			// Without a file (a schedule built in Starlark) "0s" stands
-			// for the world's duration, as it always has; a file leaves
-			// duration out instead.
-			if s.Duration, err = d.dur(x, p); err == nil && (s.Duration < 0 || s.Duration == 0 && d.src.file != "") {
-				err = d.src.err(x.line, p, `want a duration above 0 such as "10s" (or leave duration out for the world's), got %s`, x.describe())
+			// "0s" stands for the world's duration, as it always has:
+			// Starlark's schedule() and earlier builds write it.
+			if s.Duration, err = d.dur(x, p); err == nil && s.Duration < 0 {
+				err = d.src.err(x.line, p, `want a duration above 0 such as "10s" (or "0s", or no duration, for the world's), got %s`, x.describe())
 			}
 		case "shrunk_from", "shrink_runs":
 			var n int64
