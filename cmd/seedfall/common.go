@@ -237,6 +237,9 @@ func parseSeeds(spec string) ([]uint64, error) {
 }
 
 func isTerminal(w io.Writer) bool {
+	if v, ok := w.(visibleControls); ok {
+		w = v.f
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
