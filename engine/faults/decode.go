@@ -1,14 +1,10 @@
 package faults
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -56,6 +52,8 @@ const (
 	jArray
 )
 
+var jkinds = map[string]jkind{"null": jNull, "bool": jBool, "number": jNumber, "string": jString, "object": jObject, "array": jArray}
+
 // jvalue is one JSON value and the line it starts on.
 type jvalue struct {
 	kind    jkind
@@ -64,6 +62,7 @@ type jvalue struct {
 	str     string // a string's contents, or a number's text
 	members []jmember
 	elems   []*jvalue
+	desc    string // what it is, for "want X, got Y" messages
 }
 
 type jmember struct {
@@ -72,178 +71,44 @@ type jmember struct {
 	val  *jvalue
 }
 
-// jsource is a schedule's bytes and where its lines start.
+// jsource is the schedule file errors name.
 type jsource struct {
-	file  string
-	data  []byte
-	lines []int
+	file string
+	data []byte
 }
 
-func newJSource(file string, data []byte) *jsource {
-	s := &jsource{file: file, data: data, lines: []int{0}}
-	for i, c := range data {
-		if c == '\n' {
-			s.lines = append(s.lines, i+1)
-		}
-	}
-	return s
-}
-
-func (s *jsource) line(off int) int { return sort.SearchInts(s.lines, off+1) }
+func newJSource(file string, data []byte) *jsource { return &jsource{file: file, data: data} }
 
 func (s *jsource) err(line int, path, format string, args ...any) *Error {
 	return &Error{File: s.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)}
 }
 
-// parse checks the bytes with encoding/json's validator, whose offsets are
-// absolute, then reads them into a tree.
+// parse reads the file with the world file's parser (its syntax messages
+// and nesting limit included) into a tree of values that know their lines.
 func (s *jsource) parse() (*jvalue, error) {
-	if len(bytes.TrimSpace(s.data)) == 0 {
-		return nil, s.err(1, "", `empty file; want a schedule such as {"seed": 1, "duration": "10s", "faults": []}`)
+	v, err := world.ParseJSON(s.file, s.data, `want a schedule such as {"seed": 1, "duration": "10s", "faults": []}`)
+	var we *world.Error
+	if errors.As(err, &we) {
+		return nil, s.err(we.Line, we.Path, "%s", we.Msg)
 	}
-	var raw json.RawMessage
-	if err := json.Unmarshal(s.data, &raw); err != nil {
-		return nil, s.syntaxError(err)
-	}
-	p := &jparser{src: s, dec: json.NewDecoder(bytes.NewReader(s.data))}
-	p.dec.UseNumber()
-	tok, start, err := p.next()
 	if err != nil {
-		return nil, s.syntaxError(err)
+		return nil, err
 	}
-	v, err := p.value(tok, start)
-	if err != nil {
-		return nil, s.syntaxError(err)
-	}
-	return v, nil
+	return fromWorld(v), nil
 }
 
-func (s *jsource) syntaxError(err error) error {
-	end := s.err(s.line(max(len(s.data)-1, 0)), "", "syntax error: the file ends early; is a closing '}' or ']' missing?")
-	var se *json.SyntaxError
-	if !errors.As(err, &se) {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return end
-		}
-		return s.err(1, "", "syntax error: %v", err)
+func fromWorld(v *world.JSONValue) *jvalue {
+	out := &jvalue{kind: jkinds[v.Kind], line: v.Line, b: v.Bool, str: v.Str, desc: v.Describe}
+	for _, m := range v.Members {
+		out.members = append(out.members, jmember{key: m.Key, line: m.Line, val: fromWorld(m.Val)})
 	}
-	if se.Offset >= int64(len(s.data)) && strings.Contains(se.Error(), "end of JSON input") {
-		return end
+	for _, e := range v.Elems {
+		out.elems = append(out.elems, fromWorld(e))
 	}
-	at := min(max(int(se.Offset)-1, 0), len(s.data)-1)
-	msg := "syntax error: " + se.Error()
-	if c := s.data[at]; c == '}' || c == ']' {
-		prev := bytes.TrimRight(s.data[:at], " \t\r\n")
-		if len(prev) > 0 && prev[len(prev)-1] == ',' {
-			msg = fmt.Sprintf("syntax error: trailing comma before '%c'; JSON allows none", c)
-		}
-	}
-	return s.err(s.line(at), "", "%s", msg)
+	return out
 }
 
-type jparser struct {
-	src  *jsource
-	dec  *json.Decoder
-	prev int
-}
-
-func (p *jparser) next() (json.Token, int, error) {
-	tok, err := p.dec.Token()
-	if err != nil {
-		return nil, 0, err
-	}
-	start := p.prev
-	for start < len(p.src.data) {
-		c := p.src.data[start]
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != ',' && c != ':' {
-			break
-		}
-		start++
-	}
-	p.prev = int(p.dec.InputOffset())
-	return tok, start, nil
-}
-
-func (p *jparser) value(tok json.Token, start int) (*jvalue, error) {
-	v := &jvalue{line: p.src.line(start)}
-	switch t := tok.(type) {
-	case nil:
-		v.kind = jNull
-	case bool:
-		v.kind, v.b = jBool, t
-	case json.Number:
-		v.kind, v.str = jNumber, string(t)
-	case string:
-		v.kind, v.str = jString, t
-	case json.Delim:
-		switch t {
-		case '{':
-			v.kind = jObject
-			for {
-				tok, kstart, err := p.next()
-				if err != nil {
-					return nil, err
-				}
-				if tok == json.Delim('}') {
-					break
-				}
-				key, ok := tok.(string)
-				if !ok {
-					return nil, fmt.Errorf("object key is %v, not a string", tok)
-				}
-				tok, vstart, err := p.next()
-				if err != nil {
-					return nil, err
-				}
-				val, err := p.value(tok, vstart)
-				if err != nil {
-					return nil, err
-				}
-				v.members = append(v.members, jmember{key: key, line: p.src.line(kstart), val: val})
-			}
-		case '[':
-			v.kind = jArray
-			for {
-				tok, estart, err := p.next()
-				if err != nil {
-					return nil, err
-				}
-				if tok == json.Delim(']') {
-					break
-				}
-				e, err := p.value(tok, estart)
-				if err != nil {
-					return nil, err
-				}
-				v.elems = append(v.elems, e)
-			}
-		default:
-			return nil, fmt.Errorf("unexpected %q", t)
-		}
-	}
-	return v, nil
-}
-
-// describe says what a value is, for "want X, got Y" messages.
-func (v *jvalue) describe() string {
-	switch v.kind {
-	case jNull:
-		return "null"
-	case jBool:
-		return strconv.FormatBool(v.b)
-	case jNumber:
-		return v.str
-	case jString:
-		s := v.str
-		if len(s) > 40 {
-			s = s[:37] + "..."
-		}
-		return strconv.Quote(s)
-	case jObject:
-		return "an object"
-	}
-	return "a list"
-}
+func (v *jvalue) describe() string { return v.desc }
 
 // jdecoder decodes a schedule's tree, failing on the first problem in file
 // order.
