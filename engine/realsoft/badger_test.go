@@ -27,11 +27,7 @@ func badgerFailure(t testing.TB, rel string, limit uint64) (*engine.Prepared, *e
 		t.Logf("%s seed %d: %s: %s", rel, seed, res.Class, res.Reason)
 		// The schedule the run recorded replays to the same verdict and
 		// trace, twice.
-		again := twice(t, p, res.Seed, res.Schedule)
-		if again.Passed || again.Class != res.Class || again.Digest != res.Digest {
-			t.Fatalf("seed %d replayed from its schedule: passed %v, class %q, digest %s; the run that found it: class %q, digest %s",
-				res.Seed, again.Passed, again.Class, again.Digest, res.Class, res.Digest)
-		}
+		replaysExactly(t, p, res)
 		return p, res
 	}
 	t.Fatalf("%s: no failure in seeds 1-%d", rel, limit)

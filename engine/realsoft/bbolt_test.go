@@ -7,30 +7,6 @@ import (
 	"github.com/seedfall/seedfall/engine"
 )
 
-// findFailure runs seeds 1..limit of a world that must fail and returns the
-// first failure.
-func findFailure(t testing.TB, p *engine.Prepared, limit uint64) *engine.Result {
-	t.Helper()
-	for seed := uint64(1); seed <= limit; seed++ {
-		if res := run(t, p, seed, nil); !res.Passed {
-			return res
-		}
-	}
-	t.Fatalf("no failure in seeds 1-%d", limit)
-	return nil
-}
-
-// replaysExactly replays a failure from its recorded schedule, twice, and
-// insists on the same verdict and digest as the run that found it.
-func replaysExactly(t testing.TB, p *engine.Prepared, res *engine.Result) {
-	t.Helper()
-	again := twice(t, p, res.Seed, res.Schedule)
-	if again.Passed || again.Class != res.Class || again.Digest != res.Digest {
-		t.Fatalf("seed %d replayed from its schedule: passed %v, class %q, digest %s; the run that found it: class %q, digest %s",
-			res.Seed, again.Passed, again.Class, again.Digest, res.Class, res.Digest)
-	}
-}
-
 // bboltkv with db.NoSync and a timed db.Sync acknowledges writes a crash
 // loses; with reordered writeback a crash can also keep a meta page whose
 // pages never reached the disk, and bbolt panics reading them.

@@ -15,19 +15,6 @@ import (
 
 const raftLost = "Was the raft log corrupted, truncated, or lost?"
 
-// etcdFirstFailure runs seeds 1..limit of a world that must fail and returns
-// the first failure.
-func etcdFirstFailure(t testing.TB, p *engine.Prepared, limit uint64) *engine.Result {
-	t.Helper()
-	for seed := uint64(1); seed <= limit; seed++ {
-		if res := run(t, p, seed, nil); !res.Passed {
-			return res
-		}
-	}
-	t.Fatalf("no failure in seeds 1-%d", limit)
-	return nil
-}
-
 // etcdLostLog checks that a failure is a log that raft or the checker saw
 // lost: raft's panic on a commit index past the end of a member's log, or
 // an acknowledged write missing, and that its schedule replays it exactly.
@@ -46,11 +33,7 @@ func etcdLostLog(t *testing.T, p *engine.Prepared, res *engine.Result) {
 	default:
 		t.Fatalf("seed %d failed with class %q (%s), want panic or workload", res.Seed, res.Class, res.Reason)
 	}
-	again := twice(t, p, res.Seed, res.Schedule)
-	if again.Passed || again.Class != res.Class || again.Digest != res.Digest {
-		t.Fatalf("seed %d replayed from its schedule: passed %v, class %q, digest %s; the run that found it: class %q, digest %s",
-			res.Seed, again.Passed, again.Class, again.Digest, res.Class, res.Digest)
-	}
+	replaysExactly(t, p, res)
 	t.Logf("seed %d: %s: %s (%d faults; replayed twice, same digest)", res.Seed, res.Class, res.Reason, len(res.Schedule.Faults))
 }
 
@@ -59,7 +42,7 @@ func etcdLostLog(t *testing.T, p *engine.Prepared, res *engine.Result) {
 // restarted follower panics on a commit index past its log.
 func TestEtcdSendBeforeSaveFound(t *testing.T) {
 	p := prepareFile(t, "etcdraft/seedfall.json")
-	etcdLostLog(t, p, etcdFirstFailure(t, p, 10))
+	etcdLostLog(t, p, findFailure(t, p, 10))
 }
 
 // Without an fsync of the WAL's directory after wal.Create (etcd leaves it
@@ -67,7 +50,7 @@ func TestEtcdSendBeforeSaveFound(t *testing.T) {
 // anew and raft finds its log gone.
 func TestEtcdNoDirSyncFound(t *testing.T) {
 	p := prepareFile(t, "etcdraft/seedfall.nodirsync.json")
-	res := etcdFirstFailure(t, p, 10)
+	res := findFailure(t, p, 10)
 	etcdLostLog(t, p, res)
 	// A member that had saved entries started again from nothing.
 	if !regexp.MustCompile(`n\d#([2-9]|\d\d+) ! node\d: replayed snapshot at 0, hard state term 0 vote 0 commit 0, 0 entries`).MatchString(output(res, "")) {

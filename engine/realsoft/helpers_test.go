@@ -96,3 +96,51 @@ func benchWorld(b *testing.B, rel string) {
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "seeds/s")
 	b.ReportMetric(float64(sim)/float64(wall), "sim/wall")
 }
+
+// findFailure runs seeds 1..limit of a world that must fail and returns the
+// first failure.
+func findFailure(t testing.TB, p *engine.Prepared, limit uint64) *engine.Result {
+	t.Helper()
+	for seed := uint64(1); seed <= limit; seed++ {
+		if res := run(t, p, seed, nil); !res.Passed {
+			return res
+		}
+	}
+	t.Fatalf("no failure in seeds 1-%d", limit)
+	return nil
+}
+
+// replaysExactly replays a failure from its recorded schedule, twice, and
+// insists on the same verdict and digest as the run that found it.
+func replaysExactly(t testing.TB, p *engine.Prepared, res *engine.Result) {
+	t.Helper()
+	again := twice(t, p, res.Seed, res.Schedule)
+	if again.Passed || again.Class != res.Class || again.Digest != res.Digest {
+		t.Fatalf("seed %d replayed from its schedule: passed %v, class %q, digest %s; the run that found it: class %q, digest %s",
+			res.Seed, again.Passed, again.Class, again.Digest, res.Class, res.Digest)
+	}
+}
+
+// shrunkFails replays a schedule kept in the repo (written by seedfall shrink)
+// twice and returns the run, which must fail.
+func shrunkFails(t *testing.T, p *engine.Prepared, rel string) *engine.Result {
+	t.Helper()
+	sch, err := faults.Load("../../examples/real/"+rel, checkConfig(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := twice(t, p, sch.Seed, sch)
+	if res.Passed {
+		t.Fatalf("seed %d passed with %s", sch.Seed, rel)
+	}
+	return res
+}
+
+// checkConfig is what a schedule of p's world is checked against.
+func checkConfig(p *engine.Prepared) faults.CheckConfig {
+	var names []string
+	for _, prog := range p.World.Programs() {
+		names = append(names, prog.Name)
+	}
+	return faults.CheckConfig{Programs: names, Duration: p.World.Duration}
+}

@@ -30,12 +30,12 @@ func TestJetStreamDefaultSyncLosesAckedMessages(t *testing.T) {
 			t.Fatalf("seed %d: %s: %s; want acknowledged messages lost:\n%s", res.Seed, res.Class, res.Reason, output(res, ""))
 		}
 	}
-	res := twFirstFailure(t, p, 5)
+	res := findFailure(t, p, 5)
 	check(res)
 	t.Logf("seed %d: %s: %s", res.Seed, res.Class, res.Reason)
-	twReplay(t, p, res)
+	replaysExactly(t, p, res)
 
-	shrunk := twShrunk(t, p, "jetstream/shrunk/default-sync.faults.json")
+	shrunk := shrunkFails(t, p, "jetstream/shrunk/default-sync.faults.json")
 	check(shrunk)
 	if n := len(shrunk.Schedule.Faults); n != 1 {
 		t.Fatalf("the shrunk schedule has %d faults, want 1", n)
@@ -73,12 +73,12 @@ func TestJetStreamSyncAlwaysPasses(t *testing.T) {
 // crash can take the whole stream away with its acknowledged messages.
 func TestJetStreamStrictDirsLosesStream(t *testing.T) {
 	p := prepareFile(t, "jetstream/seedfall.strictdirs.json")
-	res := twFirstFailure(t, p, 6)
+	res := findFailure(t, p, 6)
 	if res.Class != engine.ClassWorkload || !strings.Contains(output(res, "client"), "is gone") {
 		t.Fatalf("seed %d: %s: %s; want the stream gone:\n%s", res.Seed, res.Class, res.Reason, output(res, ""))
 	}
 	t.Logf("seed %d: %s: %s", res.Seed, res.Class, res.Reason)
-	twReplay(t, p, res)
+	replaysExactly(t, p, res)
 }
 
 // A crash while JetStream creates a stream (sync_interval: always), after
@@ -95,9 +95,9 @@ func TestJetStreamCrashDuringCreateDropsStream(t *testing.T) {
 			t.Fatalf("seed %d: %s: %s; want the stream dropped for its missing meta.sum:\n%s", res.Seed, res.Class, res.Reason, output(res, ""))
 		}
 	}
-	res := twFirstFailure(t, p, 10)
+	res := findFailure(t, p, 10)
 	check(res)
 	t.Logf("seed %d: %s: %s", res.Seed, res.Class, res.Reason)
-	twReplay(t, p, res)
-	check(twShrunk(t, p, "jetstream/shrunk/createcrash.faults.json"))
+	replaysExactly(t, p, res)
+	check(shrunkFails(t, p, "jetstream/shrunk/createcrash.faults.json"))
 }

@@ -25,11 +25,7 @@ func pebbleFailure(t *testing.T, rel string, limit uint64) (*engine.Prepared, *e
 	if res.Class != engine.ClassWorkload || !strings.Contains(output(res, ""), "lost acknowledged write") {
 		t.Fatalf("seed %d failed with class %q (%s), want a lost acknowledged write:\n%s", res.Seed, res.Class, res.Reason, output(res, ""))
 	}
-	again := twice(t, p, res.Seed, res.Schedule)
-	if again.Passed || again.Class != res.Class || again.Digest != res.Digest {
-		t.Fatalf("seed %d replayed from its schedule: passed %v, class %q, digest %s; the run that found it: class %q, digest %s",
-			res.Seed, again.Passed, again.Class, again.Digest, res.Class, res.Digest)
-	}
+	replaysExactly(t, p, res)
 	t.Logf("seed %d: %s: %s", res.Seed, res.Class, res.Reason)
 	return p, res
 }

@@ -32,11 +32,7 @@ func TestShrunkSchedulesFail(t *testing.T) {
 		seed, _ := strconv.ParseUint(c[2], 10, 64)
 		t.Run(strings.TrimSuffix(schedule, ".faults.json"), func(t *testing.T) {
 			p := prepareFile(t, world)
-			var names []string
-			for _, prog := range p.World.Programs() {
-				names = append(names, prog.Name)
-			}
-			sch, err := faults.Load("../../examples/real/"+schedule, faults.CheckConfig{Programs: names, Duration: p.World.Duration})
+			sch, err := faults.Load("../../examples/real/"+schedule, checkConfig(p))
 			if err != nil {
 				t.Fatal(err)
 			}

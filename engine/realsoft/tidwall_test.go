@@ -5,47 +5,7 @@ import (
 	"testing"
 
 	"github.com/seedfall/seedfall/engine"
-	"github.com/seedfall/seedfall/engine/faults"
 )
-
-// twFirstFailure runs seeds 1..limit of a world that must fail and returns
-// the first failure.
-func twFirstFailure(t *testing.T, p *engine.Prepared, limit uint64) *engine.Result {
-	t.Helper()
-	for seed := uint64(1); seed <= limit; seed++ {
-		if res := run(t, p, seed, nil); !res.Passed {
-			return res
-		}
-	}
-	t.Fatalf("no failure in seeds 1-%d", limit)
-	return nil
-}
-
-// twReplay replays a failure from its recorded schedule, twice, and insists
-// on the verdict and digest of the run that found it.
-func twReplay(t *testing.T, p *engine.Prepared, res *engine.Result) {
-	t.Helper()
-	again := twice(t, p, res.Seed, res.Schedule)
-	if again.Passed || again.Class != res.Class || again.Digest != res.Digest {
-		t.Fatalf("seed %d replayed from its schedule: passed %v, class %q, digest %s; the run that found it: class %q, digest %s",
-			res.Seed, again.Passed, again.Class, again.Digest, res.Class, res.Digest)
-	}
-}
-
-// twShrunk replays a schedule kept in the repo (written by seedfall shrink)
-// twice and returns the run, which must fail.
-func twShrunk(t *testing.T, p *engine.Prepared, rel string) *engine.Result {
-	t.Helper()
-	sch, err := faults.Load("../../examples/real/"+rel, faults.CheckConfig{Programs: []string{"server", "client"}, Duration: p.World.Duration})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := twice(t, p, sch.Seed, sch)
-	if res.Passed {
-		t.Fatalf("seed %d passed with %s", sch.Seed, rel)
-	}
-	return res
-}
 
 // tidwall/wal cannot reopen a log whose last segment ends in part of an
 // entry, which a crash during the append's write or fsync leaves: wal.Open
@@ -60,12 +20,12 @@ func TestTidwallTornTailLogCorruptForever(t *testing.T) {
 			t.Fatalf("seed %d: %s: %s; want the server failing wal.Open with log corrupt on every start:\n%s", res.Seed, res.Class, res.Reason, output(res, ""))
 		}
 	}
-	res := twFirstFailure(t, p, 10)
+	res := findFailure(t, p, 10)
 	check(res)
 	t.Logf("seed %d: %s: %s", res.Seed, res.Class, res.Reason)
-	twReplay(t, p, res)
+	replaysExactly(t, p, res)
 
-	shrunk := twShrunk(t, p, "tidwallwal/shrunk/corrupt.faults.json")
+	shrunk := shrunkFails(t, p, "tidwallwal/shrunk/corrupt.faults.json")
 	check(shrunk)
 	if n := len(shrunk.Schedule.Faults); n != 1 || shrunk.Schedule.Faults[0].Kind != "crash_io" {
 		t.Fatalf("the shrunk schedule has %d faults, want one crash_io: %+v", n, shrunk.Schedule.Faults)
@@ -85,12 +45,12 @@ func TestTidwallStrictDirsLosesNewSegment(t *testing.T) {
 			t.Fatalf("seed %d: %s: %s; want acknowledged entries lost:\n%s", res.Seed, res.Class, res.Reason, output(res, ""))
 		}
 	}
-	res := twFirstFailure(t, p, 5)
+	res := findFailure(t, p, 5)
 	check(res)
 	t.Logf("seed %d: %s: %s", res.Seed, res.Class, res.Reason)
-	twReplay(t, p, res)
+	replaysExactly(t, p, res)
 
-	shrunk := twShrunk(t, p, "tidwallwal/shrunk/strictdirs.faults.json")
+	shrunk := shrunkFails(t, p, "tidwallwal/shrunk/strictdirs.faults.json")
 	check(shrunk)
 	// One plain crash, after the library started segment 42 (the segments
 	// hold 41 entries of 101 bytes): the restart finds entries 1 to 41.
