@@ -46,6 +46,10 @@ type Options struct {
 	Terminal bool
 	// HistoryFile keeps the lines typed across sessions ("" keeps none).
 	HistoryFile string
+	// Dir is the directory relative paths typed at the prompt resolve
+	// against, as Env resolves them ("": the working directory). :save
+	// rewrites the session's paths from it to the saved file's directory.
+	Dir string
 }
 
 // FileOptions are the Starlark dialect of the REPL and of saved sessions:
@@ -80,6 +84,12 @@ func New(o Options) *REPL {
 	}
 	if o.Err == nil {
 		o.Err = io.Discard
+	}
+	if o.Dir == "" {
+		o.Dir, _ = os.Getwd()
+	}
+	if abs, err := filepath.Abs(o.Dir); err == nil {
+		o.Dir = abs
 	}
 	r := &REPL{o: o, thread: o.Env.NewThread("repl"), globals: sl.StringDict{}}
 	for k, v := range o.Env.Predeclared() {

@@ -360,3 +360,43 @@ func TestInterrupt(t *testing.T) {
 		}
 	}
 }
+
+// Saved into another directory, the literals that name files relative to
+// the session's directory name them relative to the script; the rest stay.
+func TestRebase(t *testing.T) {
+	from := t.TempDir()
+	for _, d := range []string{"server", "lib"} {
+		if err := os.Mkdir(filepath.Join(from, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"seedfall.json", "lib/x.star", "héllo.json"} {
+		if err := os.WriteFile(filepath.Join(from, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	to := filepath.Join(filepath.Dir(from), "elsewhere")
+	rel := filepath.ToSlash(must(filepath.Rel(to, from)))
+	tests := []struct{ src, want string }{
+		{`w = load_config("seedfall.json")`, `w = load_config("` + rel + `/seedfall.json")`},
+		{`load("lib/x.star", "x")`, `load("` + rel + `/lib/x.star", "x")`},
+		{`load("@seedfall/table.star", "table")`, `load("@seedfall/table.star", "table")`},
+		{`n = {"name": "server", "pkg": "./server"}`, `n = {"name": "server", "pkg": "` + rel + `/server"}`},
+		{`s = "é"; w = load_config('héllo.json')`, `s = "é"; w = load_config("` + rel + `/héllo.json")`},
+		{`x = ".".join(["a", "b"]) + "missing.json"`, `x = ".".join(["a", "b"]) + "missing.json"`},
+		{"def f():\n    return load_config(\"seedfall.json\")", "def f():\n    return load_config(\"" + rel + "/seedfall.json\")"},
+		{`w = load_config("` + from + `/seedfall.json")`, `w = load_config("` + from + `/seedfall.json")`},
+	}
+	for _, tt := range tests {
+		if got := rebase(tt.src, from, to); got != tt.want {
+			t.Errorf("rebase(%q):\n got %q\nwant %q", tt.src, got, tt.want)
+		}
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

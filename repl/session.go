@@ -2,10 +2,17 @@ package repl
 
 import (
 	"fmt"
-	"github.com/seedfall/seedfall/engine/fsutil"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	sl "go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"github.com/seedfall/seedfall/engine/fsutil"
 )
 
 // A session is kept as a log of what changed state, so that :save can write
@@ -94,8 +101,20 @@ func (r *REPL) restore(id int, note string) {
 
 // Script returns the session as a Starlark script that replays it: every
 // statement that changed state, in order, with each ':' command as a
-// comment above the statement it stood for.
-func (r *REPL) Script() string {
+// comment above the statement it stood for. Its paths are as typed, so it
+// replays from a file in the session's directory; Save writes one that
+// replays from wherever it is written.
+func (r *REPL) Script() string { return r.scriptIn(r.o.Dir) }
+
+// scriptIn is Script for a file in dir: a script resolves relative paths
+// against its own directory, so each string literal that names a file or
+// directory relative to the session's directory is rewritten relative to
+// dir instead.
+func (r *REPL) scriptIn(dir string) string {
+	rel := func(src string) string { return src }
+	if dir != r.o.Dir {
+		rel = func(src string) string { return rebase(src, r.o.Dir, dir) }
+	}
 	var b strings.Builder
 	b.WriteString("# A seedfall repl session; `seedfall script FILE` replays it.\n")
 	needed := map[int]bool{}
@@ -110,10 +129,10 @@ func (r *REPL) Script() string {
 			if e.note != "" {
 				fmt.Fprintf(&b, "# %s\n", e.note)
 			}
-			b.WriteString(e.src + "\n")
+			b.WriteString(rel(e.src) + "\n")
 		case valueEntry:
 			if r.underscoreRead(i) {
-				fmt.Fprintf(&b, "_ = %s\n", e.src)
+				fmt.Fprintf(&b, "_ = %s\n", rel(e.src))
 			}
 		case restoreEntry:
 			fmt.Fprintf(&b, "r = %s  # %s\n", snapshotName(e.version), e.note)
@@ -143,12 +162,114 @@ func (r *REPL) underscoreRead(i int) bool {
 
 func snapshotName(id int) string { return fmt.Sprintf("_r%d", id+1) }
 
-// Save writes the session's script to path.
+// Save writes the session's script to path, with its paths relative to
+// path's directory, so that `seedfall script PATH` replays it from any
+// working directory. A relative path is taken against the session's
+// directory, as everything typed at the prompt is.
 func (r *REPL) Save(path string) error {
-	if err := fsutil.WriteFile(path, []byte(r.Script()), 0o644); err != nil {
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(r.o.Dir, path)
+	}
+	if err := fsutil.WriteFile(abs, []byte(r.scriptIn(filepath.Dir(abs))), 0o644); err != nil {
 		return fmt.Errorf(":save: %v", err)
 	}
 	return nil
+}
+
+// rebase rewrites the string literals in the Starlark source src that name
+// an existing file or directory relative to from, such as
+// load_config("seedfall.json"), load("lib.star", ...), pkg="./server" or
+// r.save("runs/1.json") (written by then), so that they name it relative
+// to to. Only literals that look like paths are candidates: relative, not
+// a stdlib module (@seedfall/...), and with a '/' or an extension, so that
+// a node named like a directory ("server") is left alone. src that does not
+// parse is returned as is.
+func rebase(src, from, to string) string {
+	f, err := FileOptions.Parse("<session>", src+"\n", 0)
+	if err != nil {
+		return src
+	}
+	type edit struct {
+		off, end int
+		text     string
+	}
+	var edits []edit
+	lines := lineOffsets(src)
+	syntax.Walk(f, func(n syntax.Node) bool {
+		lit, ok := n.(*syntax.Literal)
+		if !ok || lit.Token != syntax.STRING {
+			return true
+		}
+		s, _ := lit.Value.(string)
+		if !looksLikePath(s) {
+			return true
+		}
+		target := filepath.Join(from, filepath.FromSlash(s))
+		if _, err := os.Stat(target); err != nil {
+			return true
+		}
+		p, err := filepath.Rel(to, target)
+		if err != nil {
+			p = target
+		}
+		p = filepath.ToSlash(p)
+		if strings.HasSuffix(s, "/") && !strings.HasSuffix(p, "/") {
+			p += "/"
+		}
+		if strings.HasPrefix(s, "./") && !strings.HasPrefix(p, ".") {
+			p = "./" + p // keep ./server a Go-style relative package path
+		}
+		pos := lit.TokenPos
+		if int(pos.Line) < 1 || int(pos.Line) > len(lines) {
+			return true
+		}
+		line := lines[pos.Line-1]
+		off := line + runeOffset(src[line:], int(pos.Col)-1)
+		if !strings.HasPrefix(src[off:], lit.Raw) {
+			return true
+		}
+		edits = append(edits, edit{off, off + len(lit.Raw), quote(p)})
+		return true
+	})
+	sort.Slice(edits, func(i, j int) bool { return edits[i].off < edits[j].off })
+	for i := len(edits) - 1; i >= 0; i-- {
+		e := edits[i]
+		src = src[:e.off] + e.text + src[e.end:]
+	}
+	return src
+}
+
+// looksLikePath reports whether a string literal may be a relative path.
+func looksLikePath(s string) bool {
+	if s == "" || filepath.IsAbs(filepath.FromSlash(s)) || strings.HasPrefix(s, "@") || strings.ContainsAny(s, "\n\x00") {
+		return false
+	}
+	if !strings.ContainsFunc(s, func(c rune) bool { return unicode.IsLetter(c) || unicode.IsDigit(c) }) {
+		return false // ".", "/", "..": separators as often as paths
+	}
+	return strings.Contains(s, "/") || filepath.Ext(s) != ""
+}
+
+// lineOffsets returns the byte offset at which each line of src starts.
+func lineOffsets(src string) []int {
+	offs := []int{0}
+	for i := 0; i < len(src); i++ {
+		if src[i] == '\n' {
+			offs = append(offs, i+1)
+		}
+	}
+	return offs
+}
+
+// runeOffset is the byte offset of the n-th rune of s.
+func runeOffset(s string, n int) int {
+	off := 0
+	for ; n > 0 && off < len(s); n-- {
+		_, size := utf8.DecodeRuneInString(s[off:])
+		off += size
+	}
+	return off
 }
 
 func firstLine(s string) string {
