@@ -107,15 +107,17 @@ func (r *REPL) Failed() int { return r.failed }
 // errAborted is Ctrl-C at the prompt: drop what was typed, keep going.
 var errAborted = errors.New("aborted")
 
-// lineReader reads one line of input without its newline.
+// lineReader reads one line of input without its newline. indent is
+// what the line starts with, already typed for the user to go on from or
+// delete (a terminal); input that is not typed carries its own.
 type lineReader interface {
-	readLine(prompt string) (string, error)
+	readLine(prompt, indent string) (string, error)
 	close()
 }
 
 type plainReader struct{ sc *bufio.Scanner }
 
-func (p plainReader) readLine(string) (string, error) {
+func (p plainReader) readLine(string, string) (string, error) {
 	if p.sc.Scan() {
 		return p.sc.Text(), nil
 	}
@@ -132,8 +134,8 @@ type linerReader struct {
 	history string
 }
 
-func (l *linerReader) readLine(prompt string) (string, error) {
-	s, err := l.st.Prompt(prompt)
+func (l *linerReader) readLine(prompt, indent string) (string, error) {
+	s, err := l.st.PromptWithSuggestion(prompt, indent, -1)
 	if errors.Is(err, liner.ErrPromptAborted) {
 		return "", errAborted
 	}
@@ -197,7 +199,7 @@ func (r *REPL) Run() error {
 // readEvalPrint reads one input (a ':' command, or a Starlark statement,
 // reading on while it is incomplete) and evaluates it.
 func (r *REPL) readEvalPrint(in lineReader) error {
-	first, err := in.readLine(">>> ")
+	first, err := in.readLine(">>> ", "")
 	if err != nil {
 		return err
 	}
@@ -221,7 +223,7 @@ func (r *REPL) readEvalPrint(in lineReader) error {
 		if eof {
 			return nil, io.EOF
 		}
-		line, err := in.readLine("... ")
+		line, err := in.readLine("... ", nextIndent(src.String()))
 		if err == io.EOF {
 			// End of input ends the statement as a blank line would.
 			eof = true
@@ -247,6 +249,61 @@ func (r *REPL) readEvalPrint(in lineReader) error {
 		return io.EOF
 	}
 	return nil
+}
+
+// nextIndent is the indentation the next line of a statement starts with,
+// given the lines typed so far: one level (4 spaces) deeper after a line
+// ending in ':' (def, if, for, ...), one level shallower after return,
+// pass, break or continue, and else the last line's. A line that is only
+// indentation is blank, so Enter on it ends the statement as an empty line
+// does; to leave a block and go on, delete one level.
+func nextIndent(src string) string {
+	lines := strings.Split(strings.TrimRight(src, "\n"), "\n")
+	last := ""
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			last = lines[i]
+			break
+		}
+	}
+	indent := last[:len(last)-len(strings.TrimLeft(last, " \t"))]
+	code := strings.TrimSpace(stripComment(last))
+	if strings.HasSuffix(code, ":") {
+		return indent + "    "
+	}
+	word, _, _ := strings.Cut(code, " ")
+	switch word {
+	case "return", "pass", "break", "continue":
+		if n := len(indent); n >= 4 && strings.HasSuffix(indent, "    ") {
+			return indent[:n-4]
+		}
+		if n := len(indent); n > 0 && indent[n-1] == '\t' {
+			return indent[:n-1]
+		}
+	}
+	return indent
+}
+
+// stripComment returns line without a trailing # comment, leaving a #
+// inside a string literal alone.
+func stripComment(line string) string {
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0 && c == '\\':
+			i++
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '#':
+			return line[:i]
+		}
+	}
+	return line
 }
 
 // Eval runs src as if typed at the prompt: a ':' command or Starlark.

@@ -400,3 +400,77 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+func TestNextIndent(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{"def f(x):", "    "},
+		{"def f(x):  # a comment", "    "},
+		{"def f(x):\n    y = x", "    "},
+		{"def f(x):\n    if x:", "        "},
+		{"def f(x):\n    if x:\n        return 1", "    "},
+		{"for s in seeds:\n    if run(w, seed=s).ok:\n        continue", "    "},
+		{"while True:\n    break", ""},
+		{"def f():\n    pass", ""},
+		{"x = 1", ""},
+		{`s = "a:"  # ends in ':' inside a string`, ""},
+		{`s = "#" + ":"`, ""},
+		{"x = [1,", ""},
+		{"if x:\n\tif y:", "\t    "},
+		{"if x:\n\treturn", ""},
+		{"def f(x):\n    y = x\n", "    "},
+	}
+	for _, tt := range tests {
+		if got := nextIndent(tt.src); got != tt.want {
+			t.Errorf("nextIndent(%q) = %q, want %q", tt.src, got, tt.want)
+		}
+	}
+}
+
+// typed stands for a terminal: each line is what the user ends up with,
+// after the indentation offered; it records the indentation offered.
+type typed struct {
+	lines   []string
+	offered []string
+}
+
+func (t *typed) readLine(prompt, indent string) (string, error) {
+	if len(t.lines) == 0 {
+		return "", io.EOF
+	}
+	t.offered = append(t.offered, prompt+indent)
+	l := t.lines[0]
+	t.lines = t.lines[1:]
+	return l, nil
+}
+
+func (*typed) close() {}
+
+// At a terminal each line of a block starts indented as the block is, and
+// Enter on the offered indentation alone ends the statement.
+func TestAutoIndent(t *testing.T) {
+	r, _, out, errs := newTest(t, "")
+	in := &typed{lines: []string{
+		"def f(x):",
+		"    if x:",
+		"        return 1",
+		"    y = 2",
+		"    return y",
+		"",
+		"f(True) + f(False)",
+		"for i in [1, 2]:",
+		"    print(i)",
+		"    ",
+	}}
+	for len(in.lines) > 0 {
+		if err := r.readEvalPrint(in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{">>> ", "...     ", "...         ", "...     ", "...     ", "... ", ">>> ", ">>> ", "...     ", "...     "}
+	if !reflect.DeepEqual(in.offered, want) {
+		t.Errorf("offered:\n%q\nwant:\n%q", in.offered, want)
+	}
+	if out.String() != "3\n1\n2\n" || errs.Len() > 0 {
+		t.Errorf("output %q, errors %q", out, errs)
+	}
+}
