@@ -20,6 +20,10 @@ type fakeEnv struct {
 	out     io.Writer
 	cancels int
 	runs    int
+	// progress hears "run seed N" before each run, which then takes slow,
+	// as starlark.Options.Progress does.
+	progress func(string)
+	slow     time.Duration
 }
 
 func (e *fakeEnv) Cancel() { e.cancels++ }
@@ -53,6 +57,10 @@ func (e *fakeEnv) Predeclared() sl.StringDict {
 				return nil, err
 			}
 			e.runs++
+			if e.progress != nil {
+				e.progress(fmt.Sprintf("run seed %d", seed))
+			}
+			time.Sleep(e.slow)
 			s := &fakeSchedule{s: faults.Schedule{Seed: uint64(seed), Duration: 10 * time.Second, Faults: []faults.Fault{
 				{At: 300 * time.Millisecond, Kind: "crash", Node: "server", Until: 350 * time.Millisecond},
 				{At: 900 * time.Millisecond, Kind: "pause", Node: "client", Until: 950 * time.Millisecond},

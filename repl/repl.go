@@ -50,6 +50,9 @@ type Options struct {
 	// against, as Env resolves them ("": the working directory). :save
 	// rewrites the session's paths from it to the saved file's directory.
 	Dir string
+	// Status, when not nil, shows a progress line while a statement takes
+	// more than a second (Err on a terminal).
+	Status *Status
 }
 
 // FileOptions are the Starlark dialect of the REPL and of saved sessions:
@@ -338,6 +341,9 @@ func (r *REPL) exec(f *syntax.File, src, note string) bool {
 	}
 	r.thread.Steps = 0 // the step limit is per statement
 	r.running.Store(true)
+	if r.o.Status != nil {
+		r.o.Status.begin()
+	}
 	var (
 		v   sl.Value
 		err error
@@ -347,6 +353,9 @@ func (r *REPL) exec(f *syntax.File, src, note string) bool {
 		v, err = sl.EvalExprOptions(f.Options, r.thread, expr, r.globals)
 	} else {
 		err = sl.ExecREPLChunk(f, r.thread, r.globals)
+	}
+	if r.o.Status != nil {
+		r.o.Status.end()
 	}
 	r.running.Store(false)
 	r.thread.Uncancel()

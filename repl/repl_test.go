@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -473,4 +475,84 @@ func TestAutoIndent(t *testing.T) {
 	if out.String() != "3\n1\n2\n" || errs.Len() > 0 {
 		t.Errorf("output %q, errors %q", out, errs)
 	}
+}
+
+// syncBuffer is a terminal: the status line is drawn from its own goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A statement that takes long shows a progress line on stderr with the
+// Env's latest message, erased before what the statement prints and when
+// it ends; a quick one shows nothing.
+func TestStatusLine(t *testing.T) {
+	var term syncBuffer // stdout and stderr on one terminal
+	status := NewStatus(&term)
+	status.every = 20 * time.Millisecond
+	env := &fakeEnv{progress: status.Set, slow: 120 * time.Millisecond}
+	env.out = status.Above(&term)
+	r := New(Options{Env: env, Out: &term, Err: &term, Status: status})
+	if !r.Eval(`w = load_config("seedfall.json")`) || term.String() != "" {
+		t.Fatalf("a quick statement drew %q", term.String())
+	}
+	if !r.Eval("for s in [1, 2]:\n    r = run(w, seed=s)\n    print('ran', s)") {
+		t.Fatal("the loop failed")
+	}
+	got := term.String()
+	const erase = "\r\033[K"
+	if !regexp.MustCompile(`^\r\033\[Krunning… \d+s \(run seed 1\)`).MatchString(got) {
+		t.Errorf("terminal shows %q, want it to start with the status line", got)
+	}
+	for _, want := range []string{
+		"s (run seed 1)",
+		"s (run seed 2)",
+		erase + "ran 1\n",
+		erase + "ran 2\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("terminal shows %q, want it to contain %q", got, want)
+		}
+	}
+	if !strings.HasSuffix(got, "ran 2\n") && !strings.HasSuffix(got, erase) {
+		t.Errorf("the line is not erased at the end: %q", got)
+	}
+	// What is left on screen, with the line's drawing and erasing applied.
+	if screen := screen(got); screen != "ran 1\nran 2\n" {
+		t.Errorf("the screen shows %q", screen)
+	}
+	if line := statusLine(75*time.Second, ""); line != "running… 1m15s" {
+		t.Errorf("statusLine without a message = %q", line)
+	}
+}
+
+// screen is what a terminal shows after out: "\r\033[K" clears the line
+// being written.
+func screen(out string) string {
+	var done, line strings.Builder
+	for i := 0; i < len(out); i++ {
+		switch {
+		case strings.HasPrefix(out[i:], "\r\033[K"):
+			line.Reset()
+			i += 3
+		case out[i] == '\n':
+			done.WriteString(line.String() + "\n")
+			line.Reset()
+		default:
+			line.WriteByte(out[i])
+		}
+	}
+	return done.String() + line.String()
 }

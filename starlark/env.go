@@ -32,6 +32,12 @@ type Options struct {
 	Parallel  int            // default parallelism for explore/shrink; below 1 means 1
 	MaxSteps  int64          // Starlark steps per thread: 0: $SEEDFALL_STARLARK_STEPS or DefaultMaxSteps; below 0: no limit
 	StepsFlag string         // the flag that sets MaxSteps, named in the step limit's error ("-max-steps"); "": none
+	// Progress, when not nil, hears how far a builtin that takes a while
+	// is, in a line such as "shrink seed 3: removing faults, 12 runs so
+	// far, 2 faults left", "explore: 40 runs of 500, 1 failure" or "run
+	// seed 7", and of builds (when the Env builds its own engine). It may
+	// be called from several goroutines; a caller shows the latest.
+	Progress func(msg string)
 }
 
 // Env is one workbench session: the builtins, the modules loaded so far, and
@@ -123,9 +129,16 @@ func (e *Env) Engine() (*engine.Engine, error) {
 			e.eng = e.o.Engine
 			return
 		}
-		e.eng, e.engErr = engine.New(context.Background(), engine.Options{})
+		e.eng, e.engErr = engine.New(context.Background(), engine.Options{Progress: e.o.Progress})
 	})
 	return e.eng, e.engErr
+}
+
+// progress reports how far a builtin is, to Options.Progress.
+func (e *Env) progress(format string, args ...any) {
+	if e.o.Progress != nil {
+		e.o.Progress(fmt.Sprintf(format, args...))
+	}
 }
 
 // Prepare builds a world's programs once per distinct world (by content).
@@ -370,4 +383,12 @@ func unwrapPath(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// plural is "1 run", "2 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

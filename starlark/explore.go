@@ -742,7 +742,20 @@ func (e *Env) exploreFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.
 			return nil, err
 		}
 	}
-	x, err := e.explore(t, w, fn, seeds, ExploreOptions{Budget: budget, Parallel: parallel})
+	o := ExploreOptions{Budget: budget, Parallel: parallel}
+	if e.o.Progress != nil {
+		o.Progress = func(p ExploreProgress) {
+			of := ""
+			switch {
+			case p.Budget.Runs > 0:
+				of = fmt.Sprintf(" of %d", p.Budget.Runs)
+			case p.Budget.Time > 0:
+				of = fmt.Sprintf(" (%s of %s)", p.Elapsed.Round(time.Second), p.Budget.Time)
+			}
+			e.progress("explore: %d runs%s, %s", p.Runs, of, plural(p.Failures, "failure"))
+		}
+	}
+	x, err := e.explore(t, w, fn, seeds, o)
 	if err != nil {
 		return nil, fmt.Errorf("explore: %w", err)
 	}

@@ -296,6 +296,7 @@ func seedOf(v sl.Value) (uint64, error) {
 
 // runAt runs and names the calling builtin and the script's place in errors.
 func (e *Env) runAt(t *sl.Thread, fn string, w *World, seed uint64, sch *faults.Schedule) (*Run, error) {
+	e.progress("%s seed %d", fn, seed)
 	r, err := e.RunValue(e.Context(), w, seed, sch)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", fn, err)
@@ -442,7 +443,13 @@ func (e *Env) shrinkFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.T
 	if err != nil {
 		return nil, fmt.Errorf("shrink: %w", err)
 	}
-	res, err := shrink.Shrink(ctx, p, r.Seed, r.Schedule(), shrink.Options{Budget: time.Duration(budget), Parallel: parallel})
+	opt := shrink.Options{Budget: time.Duration(budget), Parallel: parallel}
+	if e.o.Progress != nil {
+		opt.Progress = func(p shrink.Progress) {
+			e.progress("shrink seed %d: %s, %s so far, %s left", r.Seed, p.Step, plural(p.Runs, "run"), plural(p.Faults, "fault"))
+		}
+	}
+	res, err := shrink.Shrink(ctx, p, r.Seed, r.Schedule(), opt)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("shrink: %w", ErrInterrupted)

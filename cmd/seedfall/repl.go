@@ -28,9 +28,18 @@ func replCmd(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 1 {
 		return fmt.Errorf("want at most one file (a world or a script), got %d", fs.NArg())
 	}
-	env := starlark.NewEnv(starlark.Options{Stdout: stdout, Parallel: *parallel})
 	terminal := isTerminal(os.Stdin) && isTerminal(stdout)
+	// On a terminal a statement that takes long shows how far it is on
+	// stderr: the Env reports, the REPL draws and erases the line.
+	var status *repl.Status
+	o := starlark.Options{Stdout: stdout, Parallel: *parallel}
+	if terminal && isTerminal(stderr) {
+		status = repl.NewStatus(stderr)
+		o.Stdout, o.Progress = status.Above(stdout), status.Set
+	}
+	env := starlark.NewEnv(o)
 	r := repl.New(repl.Options{
+		Status:      status,
 		Env:         env,
 		In:          os.Stdin,
 		Out:         stdout,
