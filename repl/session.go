@@ -171,6 +171,9 @@ func (r *REPL) Save(path string) error {
 	if !filepath.IsAbs(abs) {
 		abs = filepath.Join(r.o.Dir, path)
 	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return fmt.Errorf(":save: %v", err)
+	}
 	if err := fsutil.WriteFile(abs, []byte(r.scriptIn(filepath.Dir(abs))), 0o644); err != nil {
 		return fmt.Errorf(":save: %v", err)
 	}
