@@ -23,7 +23,6 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/trace"
 )
 
 func init() {
@@ -160,8 +159,8 @@ const mcpInstructions = `seedfall runs Go programs as nodes of a simulated world
 func bounded(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if call, ok := req.(*mcp.CallToolRequest); ok && len(call.Params.Arguments) > mcpMaxArgs {
-			return errorResult(fmt.Sprintf("%s: the arguments are %d bytes, over the limit of %d KiB: pass large inputs, such as many faults, in a file (faults)",
-				capText(call.Params.Name, 100), len(call.Params.Arguments), mcpMaxArgs>>10)), nil
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("%s: the arguments are %d bytes, over the limit of %d KiB: pass large inputs, such as many faults, in a file (faults)",
+				capText(call.Params.Name, 100), len(call.Params.Arguments), mcpMaxArgs>>10)}}}, nil
 		}
 		res, err := next(ctx, method, req)
 		if r, ok := res.(*mcp.CallToolResult); ok && r != nil {
@@ -184,10 +183,6 @@ func capText(s string, max int) string {
 	head, tail := s[:max/2], s[len(s)-max/2:]
 	return fmt.Sprintf("%s\n[... %d bytes cut: a result's text is capped at %d KiB; ask for less (seedfall_logs takes tail and node) or run the same command with the seedfall command line, which prints it all ...]\n%s",
 		strings.ToValidUTF8(head, ""), len(s)-len(head)-len(tail), max>>10, strings.ToValidUTF8(tail, ""))
-}
-
-func errorResult(text string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
 }
 
 // props are a tool's input properties, to adjust what the schema inferred
@@ -555,35 +550,10 @@ func toolReplay(c *toolCall, in replayIn) (any, error) {
 }
 
 func toolLogs(c *toolCall, in logsIn) (any, error) {
-	s, sch, _, err := c.open(&in.seedIn)
-	if err != nil {
+	if err := c.use(in.worldIn, &in.Faults); err != nil {
 		return nil, err
 	}
-	node := in.Node
-	if node != "" && s.w.Program(node) == nil {
-		var names []string
-		for _, p := range s.w.Programs() {
-			names = append(names, p.Name)
-		}
-		return nil, fmt.Errorf("-node %q: no such program in %s (it has %v)", capText(node, 100), s.cfg, names)
-	}
-	res, err := s.p.Run(c.ctx, engine.RunOptions{Seed: in.Seed, Schedule: sch})
-	if err != nil {
-		return nil, err
-	}
-	lines := res.Lines
-	total := len(tailLines(lines, node, len(lines)))
-	if in.Tail > 0 && total > in.Tail {
-		lines = tailLines(lines, node, in.Tail)
-		fmt.Fprintf(&c.text, "(the last %d of %d lines; tail 0 gives them all)\n", in.Tail, total)
-	}
-	fmt.Fprint(&c.text, trace.Render(lines, node))
-	verdict := "PASS"
-	if !res.Passed {
-		verdict = "FAIL " + res.Class + ":"
-	}
-	fmt.Fprintf(&c.text, "%s %s\n", verdict, res.Reason)
-	return nil, nil
+	return nil, c.cli(logsCmd, &in.seedIn, "-node", in.Node, "-tail", strconv.Itoa(in.Tail))
 }
 
 // faultsReport is seedfall_faults_edit's structured result: the schedule
