@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,7 +33,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	if *moments < 2 || *branches < 1 {
 		return fmt.Errorf("-moments must be at least 2, -branches at least 1")
 	}
-	ctx := context.Background()
+	ctx := callContext(stderr)
 	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err

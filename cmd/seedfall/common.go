@@ -105,6 +105,15 @@ type engineKeeper interface {
 	keptEngine(ctx context.Context) (*engine.Engine, error)
 }
 
+// callContext is the context of the tool call a command runs for, when
+// stderr is seedfall mcp's: the client cancels it. Else it is Background.
+func callContext(stderr io.Writer) context.Context {
+	if c, ok := stderr.(interface{ callContext() context.Context }); ok {
+		return c.callContext()
+	}
+	return context.Background()
+}
+
 func open(ctx context.Context, wa *worldArgs, stderr io.Writer) (*session, error) {
 	w, err := wa.load()
 	if err != nil {

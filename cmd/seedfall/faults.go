@@ -2,7 +2,6 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -204,7 +203,7 @@ func (s *session) readSchedule(path string, seed uint64, hasOut bool) (*faults.S
 
 // drawSchedule runs the seed once for the faults it draws on its own.
 func (s *session) drawSchedule(wa *worldArgs, seed uint64) (*faults.Schedule, error) {
-	ctx := context.Background()
+	ctx := callContext(s.stderr)
 	full, err := open(ctx, wa, s.stderr)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 
@@ -13,11 +12,12 @@ func logsCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("logs", stderr)
 	cfg := worldFlags(fs)
 	node := fs.String("node", "", "print only this program's lines")
+	tail := fs.Int("tail", 0, "print only the last N lines (0: all)")
 	sa := seedFlags(fs, "print the logs of")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	ctx := context.Background()
+	ctx := callContext(stderr)
 	s, sch, _, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err
@@ -34,7 +34,12 @@ func logsCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(stdout, trace.Render(res.Lines, *node))
+	lines := res.Lines
+	if total := len(tailLines(lines, *node, len(lines))); *tail > 0 && total > *tail {
+		lines = tailLines(lines, *node, *tail)
+		fmt.Fprintf(stdout, "(the last %d of %d lines; a tail of 0 gives them all)\n", *tail, total)
+	}
+	fmt.Fprint(stdout, trace.Render(lines, *node))
 	verdict := "PASS"
 	if !res.Passed {
 		verdict = "FAIL " + res.Class + ":"

@@ -44,7 +44,7 @@ type command struct {
 var commands = []command{
 	{"run", "-c seedfall.json -seeds 1-500 [-parallel K] [-json] [-report out.html] [-pinned=false]", runCmd},
 	{"replay", "-c seedfall.json -seed N [-faults FILE] [-json]", replayCmd},
-	{"logs", "-c seedfall.json -seed N [-node NAME] [-faults FILE]", logsCmd},
+	{"logs", "-c seedfall.json -seed N [-node NAME] [-tail N] [-faults FILE]", logsCmd},
 	{"inspect", "-c seedfall.json -seed N [-node NAME] [-at T] [-faults FILE]", inspectCmd},
 	{"config", "-c seedfall.json [-profile P] [-set path=value]... [-json]", configCmd},
 }

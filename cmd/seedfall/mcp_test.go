@@ -1,96 +1,136 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
+	"bytes"
+	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// mcpClient drives a server in-process over pipes, one request at a time.
-type mcpClient struct {
-	t    *testing.T
-	in   *io.PipeWriter
-	out  *bufio.Reader
-	done chan error
-	id   int
+// mcpProc is a `seedfall mcp` subprocess (the test binary, which
+// TestMain puts on $PATH as seedfall) driven by the SDK's own client.
+type mcpProc struct {
+	t        *testing.T
+	cmd      *exec.Cmd
+	cs       *mcp.ClientSession
+	stdin    io.WriteCloser
+	exited   chan struct{} // closed once the process has exited
+	progress chan *mcp.ProgressNotificationParams
+	stderr   *syncBuffer
 }
 
-func startMCP(t *testing.T, config string) *mcpClient {
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// startMCP starts `seedfall mcp args...` in dir and initializes a session.
+func startMCP(t *testing.T, dir string, args ...string) *mcpProc {
 	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	srv := newMCPServer(config, outW, io.Discard)
-	c := &mcpClient{t: t, in: inW, out: bufio.NewReader(outR), done: make(chan error, 1)}
+	t.Setenv("SEEDFALL_CACHE", sharedCache)
+	p := &mcpProc{t: t, progress: make(chan *mcp.ProgressNotificationParams, 1000), stderr: &syncBuffer{}}
+	p.cmd = exec.Command("seedfall", append([]string{"mcp"}, args...)...)
+	p.cmd.Dir = dir
+	p.cmd.Stderr = p.stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			select {
+			case p.progress <- req.Params:
+			default:
+			}
+		},
+	})
+	// Pipes of the test's own, not mcp.CommandTransport: closing the
+	// client waits for the calls in flight, and the test closes stdin
+	// during one.
+	stdin, err := p.cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.stdin, p.exited = stdin, make(chan struct{})
 	go func() {
-		err := srv.serve(inR)
-		srv.close()
-		outW.Close()
-		c.done <- err
+		p.cmd.Wait()
+		close(p.exited)
 	}()
+	cs, err := client.Connect(context.Background(), &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	if err != nil {
+		p.cmd.Process.Kill()
+		t.Fatalf("connecting to seedfall mcp: %v", err)
+	}
+	p.cs = cs
 	t.Cleanup(func() {
-		inW.Close()
-		io.Copy(io.Discard, outR)
-		if err := <-c.done; err != nil {
-			t.Errorf("serve: %v", err)
+		stdin.Close()
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			t.Errorf("seedfall mcp still running 10s after stdin closed")
+			p.cmd.Process.Kill()
+			<-p.exited
+		}
+		cs.Close()
+		if t.Failed() {
+			t.Logf("seedfall mcp's stderr:\n%s", p.stderr)
 		}
 	})
-	return c
+	return p
 }
 
-// send writes one line and returns the response to it; every line the
-// server writes must be a JSON-RPC response.
-func (c *mcpClient) send(line string) map[string]any {
-	c.t.Helper()
-	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
-		c.t.Fatal(err)
-	}
-	resp, err := c.out.ReadBytes('\n')
+// call returns a tool's result: its text and structured content.
+func (p *mcpProc) call(name string, args map[string]any) (text string, structured map[string]any, isError bool) {
+	p.t.Helper()
+	res, err := p.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		c.t.Fatalf("reading the response to %s: %v", line, err)
+		p.t.Fatalf("%s: %v", name, err)
 	}
-	var m map[string]any
-	if err := json.Unmarshal(resp, &m); err != nil || m["jsonrpc"] != "2.0" {
-		c.t.Fatalf("not a JSON-RPC response: %s (%v)", resp, err)
+	for _, c := range res.Content {
+		text += c.(*mcp.TextContent).Text + "\n"
 	}
-	return m
+	structured, _ = res.StructuredContent.(map[string]any)
+	return text, structured, res.IsError
 }
 
-func (c *mcpClient) request(method string, params any) map[string]any {
-	c.t.Helper()
-	c.id++
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.id, "method": method, "params": params})
-	m := c.send(string(b))
-	if m["id"] != float64(c.id) {
-		c.t.Fatalf("response id %v, want %d", m["id"], c.id)
+// cpuTicks is the CPU time the process has used, in clock ticks.
+func cpuTicks(t *testing.T, pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return m
-}
-
-// callTool returns a tools/call result: its text and structured content.
-func (c *mcpClient) callTool(name string, args map[string]any) (text string, structured map[string]any, isError bool) {
-	c.t.Helper()
-	m := c.request("tools/call", map[string]any{"name": name, "arguments": args})
-	res, ok := m["result"].(map[string]any)
-	if !ok {
-		c.t.Fatalf("%s: no result: %v", name, m)
-	}
-	for _, item := range res["content"].([]any) {
-		text += item.(map[string]any)["text"].(string) + "\n"
-	}
-	structured, _ = res["structuredContent"].(map[string]any)
-	isError, _ = res["isError"].(bool)
-	return text, structured, isError
-}
-
-func (c *mcpClient) notify(method string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": method})
-	if _, err := io.WriteString(c.in, string(b)+"\n"); err != nil {
-		c.t.Fatal(err)
-	}
+	// Fields after the command name, which ends with ')': state is the
+	// first, utime and stime the 12th and 13th.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	u, _ := strconv.Atoi(f[11])
+	s, _ := strconv.Atoi(f[12])
+	return u + s
 }
 
 // copyWorld copies the lossy programs (the server acknowledges before it
@@ -98,7 +138,10 @@ func (c *mcpClient) notify(method string) {
 // testdata/mcp's world, into a directory of the test's own: tools write
 // .seedfall/ next to the world.
 func copyWorld(t *testing.T) string {
-	dir := t.TempDir()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	copyTree := func(from string) {
 		err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
 			if err == nil && d.IsDir() && d.Name() == ".seedfall" {
@@ -124,81 +167,37 @@ func copyWorld(t *testing.T) string {
 	return dir
 }
 
-func TestMCPProtocol(t *testing.T) {
-	c := startMCP(t, "seedfall.json")
-	init := c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
-		"clientInfo": map[string]any{"name": "test", "version": "1"}})
-	res := init["result"].(map[string]any)
-	if res["protocolVersion"] != "2025-06-18" || res["serverInfo"].(map[string]any)["name"] != "seedfall" || res["capabilities"].(map[string]any)["tools"] == nil {
-		t.Errorf("initialize: %v", res)
-	}
-	// A notification gets no answer: the next response is the ping's.
-	c.notify("notifications/initialized")
-	if ping := c.request("ping", nil); ping["result"] == nil {
-		t.Errorf("ping: %v", ping)
-	}
-
-	// An unknown protocol version is answered with the server's.
-	c.id++
-	old := c.send(`{"jsonrpc":"2.0","id":"v","method":"initialize","params":{"protocolVersion":"1999-01-01"}}`)
-	if v := old["result"].(map[string]any)["protocolVersion"]; v != mcpProtocol {
-		t.Errorf("initialize 1999-01-01: version %v, want %s", v, mcpProtocol)
-	}
-
-	list := c.request("tools/list", nil)["result"].(map[string]any)["tools"].([]any)
-	want := []string{"seedfall_run", "seedfall_replay", "seedfall_logs", "seedfall_faults_edit", "seedfall_shrink", "seedfall_cause", "seedfall_debug"}
-	if len(list) != len(want) {
-		t.Fatalf("tools/list: %d tools, want %d", len(list), len(want))
-	}
-	for i, item := range list {
-		tool := item.(map[string]any)
-		schema := tool["inputSchema"].(map[string]any)
-		if tool["name"] != want[i] || schema["type"] != "object" || tool["description"] == "" {
-			t.Errorf("tool %d: %v", i, tool)
-		}
-		if _, ok := schema["properties"].(map[string]any)["config"]; !ok {
-			t.Errorf("%s takes no config", tool["name"])
-		}
-	}
-
-	// Protocol errors are JSON-RPC errors.
-	for _, tc := range []struct {
-		line string
-		code float64
-		msg  string
-	}{
-		{`{"jsonrpc":"2.0","id":9,"method":"resources/list"}`, -32601, `method "resources/list" not found`},
-		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"seedfall_nope","arguments":{}}}`, -32602, `unknown tool "seedfall_nope"`},
-		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"seedfall_replay","arguments":{}}}`, -32602, `argument "seed" is required`},
-		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"seedfall_replay","arguments":{"seed":"one"}}}`, -32602, `argument "seed": want a uint64, not a JSON string`},
-		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"seedfall_replay","arguments":{"seed":1,"seeds":"1-5"}}}`, -32602, `unknown argument "seeds"`},
-		{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"seedfall_run","arguments":{"seeds":[1]}}}`, -32602, `"seeds" is a string like`},
-		{`{"jsonrpc":"2.0","id":9,"method":`, -32700, "parse error"},
-		{`[{"jsonrpc":"2.0","id":9,"method":"ping"}]`, -32600, "batches are not supported"},
-		{`{"id":9,"method":"ping"}`, -32600, "not a JSON-RPC 2.0 request"},
-	} {
-		m := c.send(tc.line)
-		e, ok := m["error"].(map[string]any)
-		if !ok || e["code"] != tc.code || !strings.Contains(e["message"].(string), tc.msg) {
-			t.Errorf("%s:\n got %v\nwant code %v, message containing %q", tc.line, m, tc.code, tc.msg)
-		}
-	}
-}
+var mcpToolNames = []string{"seedfall_run", "seedfall_replay", "seedfall_logs", "seedfall_faults_edit", "seedfall_shrink", "seedfall_cause", "seedfall_debug"}
 
 func TestMCPTools(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a world")
 	}
-	t.Setenv("SEEDFALL_CACHE", sharedCache)
 	dir := copyWorld(t)
 	cfg := filepath.Join(dir, "seedfall.json")
-	c := startMCP(t, cfg)
-	c.request("initialize", map[string]any{"protocolVersion": mcpProtocol})
-	c.notify("notifications/initialized")
+	p := startMCP(t, dir, "-c", cfg)
+	ctx := context.Background()
+
+	if init := p.cs.InitializeResult(); init.ServerInfo.Name != "seedfall" || init.Capabilities.Tools == nil || init.Instructions == "" {
+		t.Errorf("initialize: %+v", init)
+	}
+	list, err := p.cs.ListTools(ctx, nil)
+	if err != nil || len(list.Tools) != len(mcpToolNames) {
+		t.Fatalf("tools/list: %v %v", list, err)
+	}
+	for i, tool := range list.Tools { // the SDK lists them by name
+		schema := tool.InputSchema.(map[string]any)
+		if tool.Name != slices.Sorted(slices.Values(mcpToolNames))[i] || schema["type"] != "object" || tool.Description == "" || tool.Title == "" {
+			t.Errorf("tool %d: %+v", i, tool)
+		}
+		if _, ok := schema["properties"].(map[string]any)["config"]; !ok {
+			t.Errorf("%s takes no config", tool.Name)
+		}
+	}
 
 	// run: every seed of this world loses a write; each failure says how
 	// to replay it, and its schedule is saved.
-	text, run, isErr := c.callTool("seedfall_run", map[string]any{"seeds": "1-3", "parallel": 2})
+	text, run, isErr := p.call("seedfall_run", map[string]any{"seeds": "1-3", "parallel": 2})
 	if isErr || run["failed"] != 3.0 || run["passed"] != 0.0 {
 		t.Fatalf("seedfall_run: error %v, %v\n%s", isErr, run, text)
 	}
@@ -215,9 +214,13 @@ func TestMCPTools(t *testing.T) {
 	if _, err := os.Stat(saved); err != nil {
 		t.Errorf("seedfall_run saved no schedule: %v", err)
 	}
+	// A seed given as a number is one seed.
+	if text, run, isErr := p.call("seedfall_run", map[string]any{"seeds": 2, "pinned": false}); isErr || run["seeds"] != 1.0 {
+		t.Errorf("seedfall_run seeds 2: error %v, %v\n%s", isErr, run, text)
+	}
 
 	// replay: the saved schedule gives the run's digest again.
-	text, replay, isErr := c.callTool("seedfall_replay", map[string]any{"seed": 1, "tail": 2})
+	text, replay, isErr := p.call("seedfall_replay", map[string]any{"seed": 1, "tail": 2})
 	if isErr || replay["passed"] != false || replay["digest"] != first["digest"] {
 		t.Errorf("seedfall_replay: error %v, digest %v, want %v\n%s", isErr, replay["digest"], first["digest"], text)
 	}
@@ -227,29 +230,41 @@ func TestMCPTools(t *testing.T) {
 	if !strings.Contains(text, "seed 1, 2 faults from ") || !strings.Contains(text, "crash server, restart at") {
 		t.Errorf("seedfall_replay text:\n%s", text)
 	}
+	// Without tail, the last 20 lines: this run has fewer.
+	if text, replay, _ := p.call("seedfall_replay", map[string]any{"seed": 1}); len(replay["last_lines"].([]any)) < 3 || !strings.Contains(text, "last 8 lines of the run") {
+		t.Errorf("seedfall_replay without tail: %v\n%s", replay["last_lines"], text)
+	}
 
 	// faults_edit: list, then remove every crash into a file of its own;
 	// without them seed 1 passes.
-	text, list, isErr := c.callTool("seedfall_faults_edit", map[string]any{"seed": 1})
-	n := len(list["fault_list"].([]any))
+	text, faultList, isErr := p.call("seedfall_faults_edit", map[string]any{"seed": 1})
+	n := len(faultList["fault_list"].([]any))
 	if isErr || n == 0 || !strings.Contains(text, "replay: seedfall replay") {
-		t.Fatalf("seedfall_faults_edit list: error %v, %v\n%s", isErr, list, text)
+		t.Fatalf("seedfall_faults_edit list: error %v, %v\n%s", isErr, faultList, text)
 	}
 	var remove []int
 	for i := 1; i <= n; i++ {
 		remove = append(remove, i)
 	}
 	none := filepath.Join(dir, "none.json")
-	text, edited, isErr := c.callTool("seedfall_faults_edit", map[string]any{"seed": 1, "remove": remove, "out": none})
+	text, edited, isErr := p.call("seedfall_faults_edit", map[string]any{"seed": 1, "remove": remove, "out": none})
 	if isErr || len(edited["fault_list"].([]any)) != 0 || !strings.Contains(text, "seed 1, 0 faults from") {
 		t.Errorf("seedfall_faults_edit remove: error %v, %v\n%s", isErr, edited, text)
 	}
-	text, replay, _ = c.callTool("seedfall_replay", map[string]any{"seed": 1, "faults": none})
+	text, replay, _ = p.call("seedfall_replay", map[string]any{"seed": 1, "faults": "none.json"})
 	if replay["passed"] != true {
 		t.Errorf("seed 1 without its crashes: %v\n%s", replay, text)
 	}
 
-	// Tool errors carry the command line's message.
+	// Paths leave the working directory neither by name nor by a link.
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(outside, "seedfall.json"), []byte("{}"), 0o644)
+
+	// Tool errors carry the command line's message; arguments that do
+	// not fit the schema are errors too.
 	for _, tc := range []struct {
 		tool string
 		args map[string]any
@@ -263,24 +278,152 @@ func TestMCPTools(t *testing.T) {
 		{"seedfall_debug", map[string]any{"seed": 1, "at": "soon"}, `seedfall debug: say when to stop`},
 		{"seedfall_run", map[string]any{"seeds": "1-3", "config": filepath.Join(dir, "missing.json")}, "seedfall run: "},
 		{"seedfall_run", map[string]any{"seeds": "x"}, "seedfall run: -seeds"},
+		{"seedfall_run", map[string]any{"seeds": []int{1}}, `validating /properties/seeds`},
+		{"seedfall_replay", map[string]any{}, `missing properties: ["seed"]`},
+		{"seedfall_replay", map[string]any{"seed": "one"}, `validating /properties/seed`},
+		{"seedfall_replay", map[string]any{"seed": 1, "seeds": "1-5"}, `unexpected additional properties ["seeds"]`},
+		{"seedfall_faults_edit", map[string]any{"seed": 1, "remove": []int{1}, "out": filepath.Join(outside, "x.json")}, `out "` + filepath.Join(outside, "x.json") + `" is outside the working directory ` + dir},
+		{"seedfall_faults_edit", map[string]any{"seed": 1, "remove": []int{1}, "out": "link/x.json"}, `out "link/x.json" is outside the working directory`},
+		{"seedfall_faults_edit", map[string]any{"seed": 1, "remove": []int{1}, "out": "new/../../x.json"}, `is outside the working directory`},
+		{"seedfall_replay", map[string]any{"seed": 1, "faults": "../none.json"}, `faults "../none.json" is outside the working directory`},
+		{"seedfall_run", map[string]any{"seeds": "1", "config": "link/seedfall.json"}, `config "link/seedfall.json" is outside the working directory`},
 	} {
-		text, structured, isErr := c.callTool(tc.tool, tc.args)
+		text, structured, isErr := p.call(tc.tool, tc.args)
 		if !isErr || structured != nil || !strings.Contains(text, tc.msg) {
 			t.Errorf("%s %v: error %v, text %q, want an error saying %q", tc.tool, tc.args, isErr, text, tc.msg)
 		}
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+		t.Errorf("a refused call wrote outside the working directory: %v", entries)
 	}
 	if b, err := os.ReadFile(saved); err != nil || !strings.Contains(string(b), `"seed": 1`) {
 		t.Errorf("a refused edit changed %s: %s %v", saved, b, err)
 	}
 
+	// An argument too big is refused without being echoed back.
+	text, _, isErr = p.call("seedfall_logs", map[string]any{"seed": 1, "node": strings.Repeat("x", 1<<20)})
+	if !isErr || !strings.Contains(text, "over the limit of 64 KiB") || len(text) > 1000 {
+		t.Errorf("a 1 MiB argument: error %v, %d bytes of text: %.300s", isErr, len(text), text)
+	}
+	if _, err := p.cs.CallTool(ctx, &mcp.CallToolParams{Name: "seedfall_nope"}); err == nil || !strings.Contains(err.Error(), `unknown tool "seedfall_nope"`) {
+		t.Errorf("an unknown tool: %v", err)
+	}
+
 	// logs and debug.
-	text, _, isErr = c.callTool("seedfall_logs", map[string]any{"seed": 1, "node": "server", "tail": 0})
+	text, _, isErr = p.call("seedfall_logs", map[string]any{"seed": 1, "node": "server", "tail": 0})
 	if isErr || !strings.Contains(text, "server#1 - crash, restart at") || strings.Contains(text, "client#1 -") ||
 		!strings.HasSuffix(text, "FAIL workload: client#1 exited with status 1\n\n") {
 		t.Errorf("seedfall_logs:\n%s", text)
 	}
-	text, dbg, isErr := c.callTool("seedfall_debug", map[string]any{"seed": 1, "at": "500ms"})
+	text, dbg, isErr := p.call("seedfall_debug", map[string]any{"seed": 1, "at": "500ms"})
 	if isErr || dbg["state"] == nil || !strings.Contains(text, "world at 500ms") {
 		t.Errorf("seedfall_debug: %v\n%s", dbg, text)
+	}
+}
+
+func TestCapText(t *testing.T) {
+	if s := capText("short", 100); s != "short" {
+		t.Errorf("capText kept %q", s)
+	}
+	long := strings.Repeat("a", 1000) + strings.Repeat("z", 1000)
+	s := capText(long, 200)
+	if !strings.HasPrefix(s, strings.Repeat("a", 100)+"\n[... 1800 bytes cut") || !strings.HasSuffix(s, "...]\n"+strings.Repeat("z", 100)) {
+		t.Errorf("capText: %s", s)
+	}
+}
+
+// TestMCPCancel cancels a long sweep and sees the server go idle, then
+// closes stdin during another and sees the server exit.
+func TestMCPCancel(t *testing.T) {
+	if testing.Short() || runtime.GOOS != "linux" {
+		t.Skip("builds and runs a world; reads /proc")
+	}
+	dir := copyWorld(t)
+	p := startMCP(t, dir)
+	pid := p.cmd.Process.Pid
+
+	// sweep starts 100,000 seeds and returns once a progress notification
+	// came; its context cancels the call.
+	sweep := func(token string) (context.CancelFunc, chan error) {
+		ctx, cancel := context.WithCancel(context.Background())
+		params := &mcp.CallToolParams{Name: "seedfall_run", Arguments: map[string]any{"seeds": "1-100000", "parallel": 2}}
+		params.SetProgressToken(token)
+		done := make(chan error, 1)
+		go func() {
+			_, err := p.cs.CallTool(ctx, params)
+			done <- err
+		}()
+		for {
+			select {
+			case n := <-p.progress:
+				if n.ProgressToken != token {
+					continue
+				}
+				if n.Total != 100000 || n.Progress < 1 || n.Progress >= n.Total {
+					t.Errorf("progress %+v", n)
+				}
+				return cancel, done
+			case err := <-done:
+				t.Fatalf("the sweep ended before any progress: %v", err)
+			case <-time.After(3 * time.Minute):
+				t.Fatal("no progress notification in 3 minutes")
+			}
+		}
+	}
+
+	cancel, done := sweep("sweep-1")
+	// Notifications come at most four times a second.
+	start, count := time.Now(), 0
+	for time.Since(start) < time.Second {
+		select {
+		case <-p.progress:
+			count++
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if count > 5 {
+		t.Errorf("%d progress notifications in a second", count)
+	}
+	cancel()
+	cancelled := time.Now()
+	if err := <-done; err == nil {
+		t.Errorf("the cancelled call returned no error")
+	}
+	// Idle: at most a tick (10ms) of CPU in 500ms; it went idle when
+	// its CPU time last grew.
+	ticks, grew := cpuTicks(t, pid), time.Now()
+	for time.Since(grew) < 500*time.Millisecond {
+		time.Sleep(20 * time.Millisecond)
+		if now := cpuTicks(t, pid); now > ticks+1 {
+			ticks, grew = now, time.Now()
+		}
+		if time.Since(cancelled) > 10*time.Second {
+			t.Fatalf("seedfall mcp still busy 10s after the cancel")
+		}
+	}
+	t.Logf("idle %v after the cancel", grew.Sub(cancelled).Round(10*time.Millisecond))
+	before := cpuTicks(t, pid)
+	time.Sleep(time.Second)
+	if used := cpuTicks(t, pid) - before; used > 5 {
+		t.Errorf("seedfall mcp used %d ticks of CPU in the second after going idle", used)
+	}
+	asked := time.Now()
+	if _, replay, isErr := p.call("seedfall_replay", map[string]any{"seed": 5, "tail": 1}); isErr || replay["seed"] != 5.0 {
+		t.Errorf("a call after the cancel: %v", replay)
+	}
+	t.Logf("a replay after the cancel answered in %v", time.Since(asked).Round(time.Millisecond))
+
+	// Closing stdin during a sweep: the server stops it and exits.
+	sweep("sweep-2")
+	closed := time.Now()
+	p.stdin.Close()
+	select {
+	case <-p.exited:
+	case <-time.After(3 * time.Second):
+		t.Fatalf("seedfall mcp still running 3s after stdin closed")
+	}
+	t.Logf("exited %v after stdin closed: %v", time.Since(closed).Round(time.Millisecond), p.cmd.ProcessState)
+	if !p.cmd.ProcessState.Success() {
+		t.Errorf("seedfall mcp exited with %v", p.cmd.ProcessState)
 	}
 }

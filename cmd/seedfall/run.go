@@ -73,47 +73,19 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 
 	start := time.Now()
-	results := make([]*engine.Result, len(list))
-	errs := make([]error, len(list))
-	ready := make([]chan struct{}, len(list))
-	for i := range ready {
-		ready[i] = make(chan struct{})
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for k := 0; k < *parallel && k < len(list); k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i], errs[i] = s.p.Run(ctx, engine.RunOptions{Seed: list[i]})
-				close(ready[i])
-			}
-		}()
-	}
-	go func() {
-		for i := range list {
-			next <- i
-		}
-		close(next)
-	}()
-
 	// Print in seed order, whatever order the workers finish in.
 	progress := isTerminal(stderr) && !*asJSON && len(list) > 1
 	passed, failed := 0, 0
 	var shown time.Time
 	var failedSeeds []uint64
 	var firstErr error
-	for i := range list {
-		<-ready[i]
-		if errs[i] != nil {
+	s.sweep(ctx, list, *parallel, func(i int, res *engine.Result, err error) {
+		if err != nil {
 			if firstErr == nil {
-				firstErr = fmt.Errorf("seed %d: %w", list[i], errs[i])
+				firstErr = fmt.Errorf("seed %d: %w", list[i], err)
 			}
-			continue
+			return
 		}
-		res := results[i]
-		results[i] = nil // let the trace go
 		rep.add(res, s.replayCommand(res.Seed))
 		cov.add(res)
 		schedule := ""
@@ -147,8 +119,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			el := time.Since(start).Seconds()
 			fmt.Fprintf(stderr, "\r\033[K%d/%d seeds, %.0f seeds/s, %d failed", i+1, len(list), float64(i+1)/el, failed)
 		}
-	}
-	wg.Wait()
+	})
 	if progress {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -168,6 +139,46 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return errFailed
 	}
 	return nil
+}
+
+// sweep runs the seeds of list, parallel worlds at once, and hands each
+// result to got in seed order, whatever order the runs finish in; got
+// runs on the caller's goroutine. Once ctx is done the seeds not yet
+// started are not run: their error is ctx's.
+func (s *session) sweep(ctx context.Context, list []uint64, parallel int, got func(i int, res *engine.Result, err error)) {
+	results := make([]*engine.Result, len(list))
+	errs := make([]error, len(list))
+	ready := make([]chan struct{}, len(list))
+	for i := range ready {
+		ready[i] = make(chan struct{})
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for k := 0; k < parallel && k < len(list); k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if errs[i] = context.Cause(ctx); errs[i] == nil {
+					results[i], errs[i] = s.p.Run(ctx, engine.RunOptions{Seed: list[i]})
+				}
+				close(ready[i])
+			}
+		}()
+	}
+	go func() {
+		for i := range list {
+			next <- i
+		}
+		close(next)
+	}()
+	for i := range list {
+		<-ready[i]
+		res := results[i]
+		results[i] = nil // let the trace go
+		got(i, res, errs[i])
+	}
+	wg.Wait()
 }
 
 // detailedFailures is how many failing seeds of a sweep get their last

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,7 +34,7 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) error {
 	if *budget < 0 {
 		return fmt.Errorf("-budget %v is negative: give a wall time such as 2m, or 0 for no limit", *budget)
 	}
-	ctx := context.Background()
+	ctx := callContext(stderr)
 	s, err := open(ctx, cfg, stderr)
 	if err != nil {
 		return err
