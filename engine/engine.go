@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -38,6 +39,8 @@ var Implemented = map[string]bool{
 	"faults.include_workload": true, "workload.faults": true, "workloads[].faults": true,
 	"faults.swarm": true, "liveness.within": true,
 	"nodes[].upgrade_to": true, "workload.upgrade_to": true, "workloads[].upgrade_to": true,
+	"memory_limit": true, "nodes[].memory_limit": true, "workload.memory_limit": true,
+	"workloads[].memory_limit": true, "finally.memory_limit": true,
 }
 
 // Options configure an Engine.
@@ -236,7 +239,39 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 			return nil, err
 		}
 	}
+	for _, prog := range all {
+		if err := e.checkMemory(ctx, w, prog); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
+}
+
+// checkMemory refuses a program whose initial memory is more than its
+// memory_limit: it could not even start.
+func (e *Engine) checkMemory(ctx context.Context, w *world.World, prog *Program) error {
+	_, m, err := e.module(ctx, prog)
+	if err != nil {
+		return err
+	}
+	limit := w.MemoryLimitOf(prog.Program)
+	defs := slices.Clone(m.ImportedMemories())
+	for _, d := range m.ExportedMemories() {
+		defs = append(defs, d)
+	}
+	for _, d := range defs {
+		need := int64(d.Min()) << 16 // 64 KiB pages
+		if need <= limit {
+			continue
+		}
+		field := w.MemoryLimitField(prog.Program)
+		if w.Line(field) == 0 {
+			field = prog.Path // the default: point at the program
+		}
+		return w.Errorf(field, "%s needs %s of memory to start, more than its memory_limit of %s; raise it to at least %s",
+			prog.Name, memText(uint64(need)), memText(uint64(limit)), memText(uint64(need+(1<<20)-1)&^(1<<20-1)))
+	}
+	return nil
 }
 
 // buildProgram builds (or loads) one program of wp: its pkg or wasm, or

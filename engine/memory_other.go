@@ -4,5 +4,6 @@ package engine
 
 import "github.com/tetratelabs/wazero/experimental"
 
-// newMemPool gives wazero's default allocator outside Linux.
+// newMemPool gives no pool outside Linux: each memory is a Go slice
+// (sliceMemory), still held to its memory_limit by memGuard.
 func newMemPool(keep [][2]uint32) experimental.MemoryAllocator { return nil }

@@ -32,6 +32,7 @@ const (
 	ClassPanic           = "panic"           // a program panicked (exit status 2)
 	ClassExit            = "exit"            // a node exited with an error and is not supervised
 	ClassTrap            = "trap"            // a program trapped (out of bounds, unreachable, ...)
+	ClassMemory          = "memory"          // a program ran out of memory: it asked for more than its memory_limit
 	ClassDeadlock        = "deadlock"        // everything is blocked and nothing can wake it
 	ClassWatchdog        = "watchdog"        // a program ran too long in real time without yielding
 	ClassLiveness        = "liveness"        // with liveness.within: the workloads did not finish in time once faults stopped
@@ -172,6 +173,7 @@ type node struct {
 	proc      *sched.Proc
 	wp        *wasi.Process
 	rst       rng.Stream // supervised restarts
+	mem       *memGuard  // the current incarnation's memory_limit
 }
 
 // Run runs one seed of the prepared world to its verdict.
@@ -491,12 +493,15 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 	r := n.r
 	defer cancel()
 	prog := n.running()
+	g := &memGuard{limit: uint64(r.w.MemoryLimitOf(n.prog.Program))}
+	g.onRefuse = func() { r.event(n, refusedText(g)) }
+	n.mem = g
 	rt, compiled, err := r.p.e.module(r.ctx, prog)
 	if err != nil {
 		r.exited(n, 0, err)
 		return
 	}
-	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), prog.mem)
+	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), g.allocator(prog.mem))
 	// Anonymous: every instance is named the same, so nothing in a trap
 	// message depends on how many instances the process made before.
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_start")
@@ -536,11 +541,17 @@ func (r *runner) exited(n *node, code uint32, trap error) {
 	if trap != nil {
 		msg := trapText(trap)
 		r.event(n, "trap: "+msg)
+		if r.outOfMemory(n) {
+			return
+		}
 		r.fail(ClassTrap, n, fmt.Sprintf("%s trapped: %s", n.label(), msg))
 		return
 	}
 	r.event(n, fmt.Sprintf("exit %d", code))
 	if code == 2 {
+		if r.outOfMemory(n) {
+			return
+		}
 		r.fail(ClassPanic, n, fmt.Sprintf("%s panicked (exit status 2)", n.label()))
 		return
 	}

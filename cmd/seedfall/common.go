@@ -283,6 +283,26 @@ func tailLines(lines []trace.Line, node string, n int) []trace.Line {
 	return out
 }
 
+// failureLines returns n lines of output that show why res failed: the
+// last lines of the program it is about, or of the whole run, unless the
+// engine points at a line to show from (Result.CauseLine).
+func failureLines(res *engine.Result, n int) []trace.Line {
+	i := res.CauseLine()
+	if i < 0 {
+		return tailLines(res.Lines, res.Node, n)
+	}
+	var out []trace.Line
+	for _, l := range res.Lines[i:] {
+		if len(out) == n {
+			break
+		}
+		if res.Node == "" || l.Node == res.Node {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // printVerdict prints one seed's outcome for a person.
 func (s *session) printVerdict(w io.Writer, res *engine.Result, replay string) {
 	if res.Passed {
@@ -291,7 +311,7 @@ func (s *session) printVerdict(w io.Writer, res *engine.Result, replay string) {
 	}
 	fmt.Fprintf(w, "FAIL seed %d at t=%s (%d scheduler steps, %s real)\n", res.Seed, simTime(res.SimNs), res.Steps, wallTime(res.WallNs))
 	fmt.Fprintf(w, "  %s: %s\n", res.Class, res.Reason)
-	for _, l := range tailLines(res.Lines, res.Node, 8) {
+	for _, l := range failureLines(res, 8) {
 		fmt.Fprintf(w, "  %s\n", l.String())
 	}
 	if replay != "" {

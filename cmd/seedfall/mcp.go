@@ -504,7 +504,7 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 			return
 		}
 		f := seedFailure{jsonResult: newJSONResult(res, schedule), Replay: s.replayCommand(res.Seed), LastLines: []string{}}
-		for _, l := range tailLines(res.Lines, res.Node, 8) {
+		for _, l := range failureLines(res, 8) {
 			f.LastLines = append(f.LastLines, l.String())
 		}
 		rep.Failures = append(rep.Failures, f)

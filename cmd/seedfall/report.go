@@ -142,6 +142,9 @@ func (r *sweepReport) add(res *engine.Result, replay string) {
 	run := report.Run{Seed: res.Seed, Class: res.Class, Reason: res.Reason, Node: res.Node, SimNs: res.SimNs, Replay: replay}
 	if r.failed < report.MaxDetailed {
 		run.Lines, run.Schedule, run.Nodes = res.Lines, res.Schedule, r.nodes
+		if res.CauseLine() >= 0 {
+			run.Excerpt = failureLines(res, 40)
+		}
 	}
 	r.failed++
 	r.rep.Runs = append(r.rep.Runs, run)

@@ -461,6 +461,9 @@ func (w *World) Resolved(absolute bool) ([]byte, error) {
 	prog := func(p *Program) *jsonProgram {
 		j := &jsonProgram{Name: p.Name, Pkg: hostPath(p.Pkg), Wasm: hostPath(p.Wasm), Args: p.Args, Env: p.Env,
 			Faults: p.Faults, Disk: hostPath(p.Disk), UpgradeTo: hostPath(p.UpgradeTo)}
+		if p.MemoryLimit > 0 {
+			j.MemoryLimit = SizeText(p.MemoryLimit)
+		}
 		if j.Args == nil {
 			j.Args = []string{}
 		}
@@ -481,7 +484,7 @@ func (w *World) Resolved(absolute bool) ([]byte, error) {
 		Liveness: jsonLiveness{dur(w.Liveness.Within)},
 		Duration: dur(w.Duration), Latency: rng(w.Latency), Links: []jsonLink{},
 		FaultsAfterSetup: w.FaultsAfterSetup, Supervise: w.Supervise, NetOverlay: w.NetOverlay,
-		CompatOverlay: w.CompatOverlay, Watchdog: dur(w.Watchdog),
+		CompatOverlay: w.CompatOverlay, Watchdog: dur(w.Watchdog), MemoryLimit: SizeText(w.MemoryLimit),
 		Preempt: jsonPreempt{string(w.Preempt.Strategy), w.Preempt.Interleave, w.Preempt.Depth, w.Preempt.Steps, w.Preempt.Calls, w.Preempt.Loops},
 	}
 	for i := range w.Nodes {
@@ -543,20 +546,22 @@ type jsonWorld struct {
 	NetOverlay       bool           `json:"net_overlay"`
 	CompatOverlay    bool           `json:"compat_overlay"`
 	Watchdog         string         `json:"watchdog"`
+	MemoryLimit      string         `json:"memory_limit"`
 	Preempt          jsonPreempt    `json:"preempt"`
 	Faults           jsonFaults     `json:"faults"`
 }
 
 type jsonProgram struct {
-	Name      string          `json:"name"`
-	Pkg       string          `json:"pkg,omitempty"`
-	Wasm      string          `json:"wasm,omitempty"`
-	Args      []string        `json:"args"`
-	Env       []string        `json:"env"`
-	Faults    *bool           `json:"faults,omitempty"`
-	Disk      string          `json:"disk,omitempty"`
-	Files     *orderedStrings `json:"files,omitempty"`
-	UpgradeTo string          `json:"upgrade_to,omitempty"`
+	Name        string          `json:"name"`
+	Pkg         string          `json:"pkg,omitempty"`
+	Wasm        string          `json:"wasm,omitempty"`
+	Args        []string        `json:"args"`
+	Env         []string        `json:"env"`
+	Faults      *bool           `json:"faults,omitempty"`
+	Disk        string          `json:"disk,omitempty"`
+	Files       *orderedStrings `json:"files,omitempty"`
+	UpgradeTo   string          `json:"upgrade_to,omitempty"`
+	MemoryLimit string          `json:"memory_limit,omitempty"`
 }
 
 // orderedStrings is a JSON object of strings in a fixed key order.

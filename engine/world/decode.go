@@ -222,6 +222,72 @@ func (d *decoder) duration(v *value, path string) (time.Duration, error) {
 	return t, nil
 }
 
+// sizeExample is how an error says what a size looks like.
+const sizeExample = `a size such as "512MiB" or "1GiB"`
+
+// size decodes a size in bytes from lo to hi: a string with a binary unit,
+// "512MiB", "1 GiB", "1.5GiB" (see ParseSize), or a whole number of bytes.
+func (d *decoder) size(v *value, path string, lo, hi int64) (int64, error) {
+	what := fmt.Sprintf("a size from %s to %s", SizeText(lo), SizeText(hi))
+	var n int64
+	switch v.kind {
+	case kindNumber:
+		return d.integer(v, path, lo, hi, what)
+	case kindString:
+		var ok bool
+		if n, ok = ParseSize(v.str); !ok {
+			return 0, d.want(v, path, sizeExample+" (a number and B, KiB, MiB or GiB)")
+		}
+	default:
+		return 0, d.want(v, path, sizeExample)
+	}
+	if n < lo || n > hi {
+		return 0, d.errAt(v, path, "want %s, got %s", what, describe(v))
+	}
+	return n, nil
+}
+
+// ParseSize reads a size in bytes written as a number and a binary unit:
+// "512MiB", "1 GiB", "1.5GiB", "4096B", "4096", or as SizeText writes it,
+// "4097 bytes". Units are B (or bytes), KiB, MiB and GiB, in any case;
+// decimal units (MB, GB) are refused rather than guessed at. ok is false
+// when s is not such a size or is not a whole number of bytes.
+func ParseSize(s string) (n int64, ok bool) {
+	s = strings.TrimSpace(s)
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i < 0 {
+		i = len(s)
+	}
+	num, unit := s[:i], strings.ToLower(strings.TrimSpace(s[i:]))
+	scale := map[string]float64{"": 1, "b": 1, "byte": 1, "bytes": 1, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}[unit]
+	if num == "" || scale == 0 {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, false
+	}
+	f *= scale
+	if f != math.Trunc(f) || f >= 1<<62 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// sizeField decodes a size in bytes from lo to hi (decoder.size).
+func sizeField[T any](name string, lo, hi int64, get func(*T) *int64) field[T] {
+	return field[T]{name, func(d *decoder, t *T, v *value, path string) (bool, error) {
+		n, err := d.size(v, path, lo, hi)
+		if err != nil {
+			return false, err
+		}
+		p := get(t)
+		changed := *p != n
+		*p = n
+		return changed, nil
+	}}
+}
+
 func (d *decoder) durRange(v *value, path string) (Range, error) {
 	if v.kind != kindArray {
 		return Range{}, d.want(v, path, `a range such as ["1ms", "10ms"]`)
@@ -493,6 +559,7 @@ var worldFields = []field[pending]{
 	onWorld(boolField("net_overlay", func(w *World) *bool { return &w.NetOverlay })),
 	onWorld(boolField("compat_overlay", func(w *World) *bool { return &w.CompatOverlay })),
 	onWorld(durField("watchdog", true, func(w *World) *time.Duration { return &w.Watchdog })),
+	onWorld(sizeField("memory_limit", MinMemoryLimit, MaxMemoryLimit, func(w *World) *int64 { return &w.MemoryLimit })),
 	{"preempt", func(d *decoder, p *pending, v *value, path string) (bool, error) {
 		return false, d.preempt(v, path, &p.w.Preempt)
 	}},
@@ -523,14 +590,15 @@ func onWorld(f field[World]) field[pending] {
 
 func (d *decoder) world(root *value) (*World, error) {
 	w := &World{
-		File:     d.top.file,
-		Dir:      d.top.dir,
-		Duration: DefaultDuration,
-		Latency:  DefaultLatency,
-		Watchdog: DefaultWatchdog,
-		Preempt:  DefaultPreempt(),
-		Faults:   DefaultFaults(),
-		line:     map[string]pos{},
+		File:        d.top.file,
+		Dir:         d.top.dir,
+		Duration:    DefaultDuration,
+		Latency:     DefaultLatency,
+		Watchdog:    DefaultWatchdog,
+		MemoryLimit: DefaultMemoryLimit,
+		Preempt:     DefaultPreempt(),
+		Faults:      DefaultFaults(),
+		line:        map[string]pos{},
 	}
 	d.w = w
 	if root.kind != kindObject {
@@ -630,6 +698,8 @@ var programFields = []field[Program]{
 		p.UpgradeTo = s
 		return true, err
 	}},
+	// 0, the world's, cannot be written, so any value sets it.
+	sizeField("memory_limit", MinMemoryLimit, MaxMemoryLimit, func(p *Program) *int64 { return &p.MemoryLimit }),
 }
 
 func (d *decoder) program(v *value, path string, role Role) (Program, error) {

@@ -22,6 +22,12 @@ const (
 	MaxRate = 1000
 	// MaxPreemptDepth bounds preempt.depth, the pct strategy's d.
 	MaxPreemptDepth = 1000
+	// MinMemoryLimit and MaxMemoryLimit bound memory_limit, the linear
+	// memory one program may grow to. The minimum is what a Go program
+	// needs to start (hello world starts with 2.5 MiB and peaks at 3 MiB);
+	// the maximum is all wasm32 can address.
+	MinMemoryLimit = 4 << 20
+	MaxMemoryLimit = 4 << 30
 )
 
 // ReadBounded reads the host file at path, which must be a regular file

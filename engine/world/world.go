@@ -52,9 +52,12 @@ type Program struct {
 	Disk      string   // absolute host directory copied onto the disk, or ""
 	Files     []FileCopy
 	UpgradeTo string // absolute package directory run from the first restart on, or ""
-	Role      Role
-	Path      string // key path in the file, such as "nodes[1]" or "workload"
-	Line      int    // line of the program's object
+	// MemoryLimit is the most linear memory the program may grow to, in
+	// bytes; 0: the world's (World.MemoryLimitOf).
+	MemoryLimit int64
+	Role        Role
+	Path        string // key path in the file, such as "nodes[1]" or "workload"
+	Line        int    // line of the program's object
 }
 
 // Link overrides the latency of traffic from one program to another. An
@@ -119,6 +122,7 @@ type World struct {
 	NetOverlay       bool
 	CompatOverlay    bool
 	Watchdog         time.Duration
+	MemoryLimit      int64 // bytes of linear memory each program may grow to, unless it sets its own
 	Preempt          Preempt
 	Liveness         Liveness
 	Faults           Faults
@@ -151,6 +155,11 @@ const (
 	DefaultDuration = 30 * time.Second
 	DefaultWatchdog = 30 * time.Second
 )
+
+// DefaultMemoryLimit is memory_limit when the world does not set it: the
+// linear memory one program may grow to. docs/limits.md has the peaks of the
+// bundled examples it was chosen against.
+const DefaultMemoryLimit = 512 << 20
 
 // DefaultLatency is the default per-chunk network delay.
 var DefaultLatency = Range{time.Millisecond, 10 * time.Millisecond}
@@ -270,6 +279,24 @@ func (w *World) NodeFaults(p *Program) bool {
 		return w.Faults.IncludeWorkload
 	}
 	return false
+}
+
+// MemoryLimitOf returns the bytes of linear memory p may grow to: its own
+// memory_limit, else the world's.
+func (w *World) MemoryLimitOf(p *Program) int64 {
+	if p.MemoryLimit > 0 {
+		return p.MemoryLimit
+	}
+	return w.MemoryLimit
+}
+
+// MemoryLimitField names the key that sets p's memory limit, for messages:
+// "nodes[0].memory_limit" when p sets its own, else "memory_limit".
+func (w *World) MemoryLimitField(p *Program) string {
+	if p.MemoryLimit > 0 {
+		return p.Path + ".memory_limit"
+	}
+	return "memory_limit"
 }
 
 // NetFaults reports whether partitions and clogs may cut p's links. They

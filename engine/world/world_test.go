@@ -57,6 +57,7 @@ func TestDefaults(t *testing.T) {
 		{"NetOverlay", w.NetOverlay, false},
 		{"CompatOverlay", w.CompatOverlay, false},
 		{"Watchdog", w.Watchdog, 30 * time.Second},
+		{"MemoryLimit", w.MemoryLimit, int64(512 << 20)},
 		{"Preempt", w.Preempt, Preempt{Strategy: "none", Depth: 3, Steps: 1048576, Calls: 4096}},
 		{"Liveness", w.Liveness, Liveness{}},
 		{"Extends", w.Extends, ""},
@@ -200,7 +201,7 @@ func TestEveryField(t *testing.T) {
 	src := `{
   "nodes": [
     { "name": "n1", "wasm": "bin/n1.wasm", "env": {"B": "2", "A": "1"}, "faults": false,
-      "disk": "seed", "files": {"z/b": "host/b", "a": "/abs/a"}, "upgrade_to": "./node2" },
+      "disk": "seed", "files": {"z/b": "host/b", "a": "/abs/a"}, "upgrade_to": "./node2", "memory_limit": "64MiB" },
     { "name": "n2", "pkg": "node", "env": ["Z=1", "A=x=y"], "args": ["-v"] },
     { "name": "n3", "pkg": "node" }
   ],
@@ -215,7 +216,7 @@ func TestEveryField(t *testing.T) {
   "supervise": true,
   "net_overlay": true,
   "compat_overlay": true,
-  "watchdog": "1s",
+  "watchdog": "1s", "memory_limit": "2GiB",
   "preempt": { "strategy": "pct", "depth": 4, "steps": 1000, "calls": 4194304, "loops": true },
   "faults": {
     "preset": "high_availability",
@@ -240,7 +241,7 @@ func TestEveryField(t *testing.T) {
 	no, yes := false, true
 	wantNodes := []Program{
 		{Name: "n1", Wasm: "/proj/bin/n1.wasm", Env: []string{"A=1", "B=2"}, Faults: &no, Disk: "/proj/seed",
-			Files: []FileCopy{{"a", "/abs/a"}, {"z/b", "/proj/host/b"}}, UpgradeTo: "/proj/node2",
+			Files: []FileCopy{{"a", "/abs/a"}, {"z/b", "/proj/host/b"}}, UpgradeTo: "/proj/node2", MemoryLimit: 64 << 20,
 			Role: RoleNode, Path: "nodes[0]", Line: 3},
 		{Name: "n2", Pkg: "/proj/node", Args: []string{"-v"}, Env: []string{"Z=1", "A=x=y"}, Role: RoleNode, Path: "nodes[1]", Line: 5},
 		{Name: "n3", Pkg: "/proj/node", Role: RoleNode, Path: "nodes[2]", Line: 6},
@@ -295,6 +296,7 @@ func TestEveryField(t *testing.T) {
 		{"net_overlay", w.NetOverlay, true},
 		{"compat_overlay", w.CompatOverlay, true},
 		{"watchdog", w.Watchdog, time.Second},
+		{"memory_limit", w.MemoryLimit, int64(2 << 30)},
 		{"preempt", w.Preempt, Preempt{Strategy: "pct", Depth: 4, Steps: 1000, Calls: 4194304, Loops: true}},
 		{"profile names", len(w.Profiles), 1},
 	}
@@ -494,7 +496,7 @@ func TestUnknownFields(t *testing.T) {
   {"name": "n3", "pkg": "./n",
    "agrs": ["-x"]}
 ]`), `seedfall.json:6: nodes[2].agrs: unknown field (did you mean "args"?)`},
-		{"nodes no suggestion", withWorkload(`"nodes": [{"name": "n1", "pkg": "./n", "cpu": 2}]`), `seedfall.json:2: nodes[0].cpu: unknown field; valid fields are name, pkg, wasm, args, env, faults, disk, files, upgrade_to`},
+		{"nodes no suggestion", withWorkload(`"nodes": [{"name": "n1", "pkg": "./n", "cpu": 2}]`), `seedfall.json:2: nodes[0].cpu: unknown field; valid fields are name, pkg, wasm, args, env, faults, disk, files, upgrade_to, memory_limit`},
 		{"faults", withWorkload(`"faults": {
   "crash_per_second": 1
 }`), `seedfall.json:3: faults.crash_per_second: unknown field (did you mean "crash_per_sec"?)`},

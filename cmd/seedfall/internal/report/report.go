@@ -37,6 +37,10 @@ type Run struct {
 	Schedule *faults.Schedule // the faults that happened
 	Replay   string           // the command that replays this run
 	Nodes    []string         // the world's programs, in world order
+	// Excerpt, if set, is the output to show instead of the last lines of
+	// Lines: for a program that ran out of memory, its lines from the grow
+	// refused on (engine.Result.CauseLine).
+	Excerpt []trace.Line
 }
 
 // MaxDetailed is how many failing seeds get a timeline; the rest are listed
@@ -87,7 +91,10 @@ type detail struct {
 	Faults   []listedFault
 	More     int // faults not listed
 	Tail     []tailLine
-	Shrunk   string
+	// OutputTitle heads Tail: "Last output", or for an Excerpt "Output
+	// from the cause".
+	OutputTitle string
+	Shrunk      string
 }
 
 type listedFault struct {
@@ -140,8 +147,12 @@ func detailOf(r Run) detail {
 			d.Shrunk = fmt.Sprintf("shrunk from %d faults in %d runs", s.ShrunkFrom, s.ShrinkRuns)
 		}
 	}
-	from := max(len(r.Lines)-tailCount, 0)
-	for _, l := range r.Lines[from:] {
+	shown := r.Lines[max(len(r.Lines)-tailCount, 0):]
+	d.OutputTitle = "Last output"
+	if r.Excerpt != nil {
+		shown, d.OutputTitle = r.Excerpt, "Output from the cause"
+	}
+	for _, l := range shown {
 		class := map[trace.Kind]string{trace.Stdout: "out", trace.Stderr: "err"}[l.Kind]
 		d.Tail = append(d.Tail, tailLine{cmp.Or(class, "event"), l.String()})
 	}
