@@ -1,0 +1,584 @@
+package main
+
+// TestDocTranscripts runs every transcript in README.md, docs/*.md and
+// docs/real/*.md against a seedfall built from this package and compares what
+// it prints with what the document shows, so a stale document fails.
+//
+// A transcript is a fenced block with lines that start with "$ ": each is a
+// command, and the lines up to the next command are its output (stdout and
+// stderr together). A line "..." in the output stands for any number of
+// lines. Wall times (“49.62ms real”, “in 284ms (70 seeds/s)”, "wall_ns") are
+// compared as placeholders.
+//
+// Each document runs in a fresh copy of examples/ and sim/, from the top of
+// that copy, one block after another: `cd DIR` moves the following commands,
+// and files the commands write (.seedfall/) stay for the next block. HTML
+// comments just before a block's fence say what the prose gives only in words:
+//
+//	<!-- transcript: dir=examples/kvlog -->  run from this directory (made if missing)
+//	<!-- transcript: file=PATH -->           (above any block) the block is this file's text: write it
+//	<!-- transcript: txtar=PATH -->          extract this archive (a path in the repository) there
+//	<!-- transcript: setup: CMD -->          run CMD (sh -c) there first, output unchecked; $REPO is the repository
+//	<!-- transcript: after 1: CMD -->        run CMD after the block's first command
+//	<!-- transcript: slow -->                run only with SEEDFALL_DOCS=all
+//	<!-- transcript: skip: REASON -->        never run (say why)
+//
+// SEEDFALL_DOCS=all runs the slow blocks too (scripts/check-docs).
+// go test -run 'TestDocTranscripts/docs/real/pebble.md' runs one document.
+// UPDATE_DOCS=1 (or -update) rewrites the output lines with what the build
+// prints, keeping "..." lines and the document's wall times where the rest of
+// a line is unchanged; read the diff before committing.
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+var updateDocs = flag.Bool("update", false, "rewrite the transcripts in README.md and docs/ with what the build prints")
+
+// docFiles are the documents whose transcripts are checked, relative to the
+// repository root.
+func docFiles(t *testing.T, root string) []string {
+	files := []string{"README.md"}
+	for _, pat := range []string{"docs/*.md", "docs/real/*.md"} {
+		m, err := filepath.Glob(filepath.Join(root, pat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range m {
+			rel, _ := filepath.Rel(root, f)
+			files = append(files, filepath.ToSlash(rel))
+		}
+	}
+	return files
+}
+
+type docStep struct {
+	line int // 1-based line of the "$ " line in the document
+	cmd  string
+	want []string // output lines as the document shows them
+}
+
+type docBlock struct {
+	file       string
+	line       int // 1-based line of the opening fence
+	indent     string
+	bodyStart  int // 0-based index of the first line inside the fence
+	bodyEnd    int // 0-based index of the closing fence
+	steps      []docStep
+	dir        string
+	setup      []string
+	after      map[int][]string
+	slow       bool
+	skip       string
+	fileTo     string   // file=: the block's text is this file's content
+	txtar      []string // txtar=: archives (repository paths) extracted first
+	body       []string // the block's lines, for file=
+	annotation int // 1-based line of the first annotation, 0 when none
+}
+
+var (
+	fenceRe      = regexp.MustCompile("^([ \t]*)(```+|~~~+)")
+	annotationRe = regexp.MustCompile(`^\s*<!--\s*transcript:\s*(.*?)\s*-->\s*$`)
+	afterRe      = regexp.MustCompile(`^after (\d+):\s*(.*)$`)
+)
+
+// parseDoc finds the transcripts of one document.
+func parseDoc(file string, lines []string) ([]*docBlock, error) {
+	var blocks []*docBlock
+	for i := 0; i < len(lines); i++ {
+		m := fenceRe.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		indent, fence := m[1], m[2]
+		end := i + 1
+		for end < len(lines) && !strings.HasPrefix(strings.TrimLeft(lines[end], " \t"), fence) {
+			end++
+		}
+		b := &docBlock{file: file, line: i + 1, indent: indent, bodyStart: i + 1, bodyEnd: end}
+		for j := i + 1; j < end; j++ {
+			l := strings.TrimPrefix(lines[j], indent)
+			if strings.HasPrefix(l, "$ ") {
+				b.steps = append(b.steps, docStep{line: j + 1, cmd: strings.TrimPrefix(l, "$ ")})
+			} else if len(b.steps) > 0 {
+				s := &b.steps[len(b.steps)-1]
+				s.want = append(s.want, l)
+			}
+		}
+		// Annotations: the comment lines just above the fence.
+		for k := i - 1; k >= 0; k-- {
+			am := annotationRe.FindStringSubmatch(lines[k])
+			if am == nil {
+				break
+			}
+			b.annotation = k + 1
+			d := am[1]
+			switch {
+			case d == "slow":
+				b.slow = true
+			case strings.HasPrefix(d, "skip:"):
+				b.skip = strings.TrimSpace(strings.TrimPrefix(d, "skip:"))
+			case strings.HasPrefix(d, "dir="):
+				b.dir = strings.TrimPrefix(d, "dir=")
+			case strings.HasPrefix(d, "file="):
+				b.fileTo = strings.TrimPrefix(d, "file=")
+			case strings.HasPrefix(d, "txtar="):
+				b.txtar = append([]string{strings.TrimPrefix(d, "txtar=")}, b.txtar...)
+			case strings.HasPrefix(d, "setup:"):
+				b.setup = append([]string{strings.TrimSpace(strings.TrimPrefix(d, "setup:"))}, b.setup...)
+			case afterRe.MatchString(d):
+				am := afterRe.FindStringSubmatch(d)
+				n, _ := strconv.Atoi(am[1])
+				if b.after == nil {
+					b.after = map[int][]string{}
+				}
+				b.after[n] = append([]string{am[2]}, b.after[n]...)
+			default:
+				return nil, fmt.Errorf("%s:%d: unknown transcript annotation %q (want dir=, file=, txtar=, setup:, after N:, slow or skip:)", file, k+1, d)
+			}
+		}
+		for j := i + 1; j < end; j++ {
+			b.body = append(b.body, strings.TrimPrefix(lines[j], indent))
+		}
+		switch {
+		case len(b.steps) > 0 && b.fileTo != "":
+			return nil, fmt.Errorf("%s:%d: file= above a transcript", file, b.annotation)
+		case len(b.steps) > 0 || b.fileTo != "":
+			blocks = append(blocks, b)
+		case b.annotation > 0:
+			return nil, fmt.Errorf("%s:%d: a transcript annotation above a block with no \"$ \" command and no file=", file, b.annotation)
+		}
+		i = end
+	}
+	return blocks, nil
+}
+
+// Wall times and other things that differ from machine to machine.
+var (
+	durPat  = `(?:[0-9]+h)?(?:[0-9]+m)?[0-9]+(?:\.[0-9]+)?(?:ns|µs|us|ms|s)`
+	normRes = []struct {
+		re   *regexp.Regexp
+		with string
+	}{
+		{regexp.MustCompile(durPat + ` real\b`), "<T> real"},
+		{regexp.MustCompile(`\bin ` + durPat + ` \([0-9.]+ seeds/s\)`), "in <T> (<N> seeds/s)"},
+		{regexp.MustCompile(`"wall_ns":[0-9]+`), `"wall_ns":<N>`},
+		{regexp.MustCompile(`(\d+ runs?, [a-z_]+), ` + durPat + `;`), "$1, <T>;"},
+	}
+)
+
+// keepWall returns got with the wall times of want, when both have the same
+// number of each, so that an update changes only what differs.
+func keepWall(want, got string) string {
+	for _, n := range normRes {
+		w, g := n.re.FindAllString(want, -1), n.re.FindAllString(got, -1)
+		if len(w) == 0 || len(w) != len(g) {
+			continue
+		}
+		k := 0
+		got = n.re.ReplaceAllStringFunc(got, func(string) string { k++; return w[k-1] })
+	}
+	return got
+}
+
+func normLine(s string) string {
+	s = strings.TrimRight(s, " \t")
+	for _, n := range normRes {
+		s = n.re.ReplaceAllString(s, n.with)
+	}
+	return s
+}
+
+// docEnv is the environment of every command: the CLI tests' Go settings and
+// build cache, and PATH with the seedfall built for this test first.
+func docEnv(t *testing.T, bin string) []string {
+	env := os.Environ()
+	set := func(k, v string) {
+		for i, e := range env {
+			if strings.HasPrefix(e, k+"=") {
+				env[i] = k + "=" + v
+				return
+			}
+		}
+		env = append(env, k+"="+v)
+	}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOROOT", "GOPROXY", "GOFLAGS"} {
+		v := os.Getenv(k)
+		if v == "" {
+			v = goEnv(k)
+		}
+		set(k, v)
+	}
+	set("SEEDFALL_CACHE", sharedCache)
+	set("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	set("GOWORK", "off")
+	set("TERM", "dumb")
+	return env
+}
+
+// docBinary builds seedfall once per test process.
+var docBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "seedfall-docs-bin-")
+	if err != nil {
+		return "", err
+	}
+	name := "seedfall"
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), ".").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return dir, nil
+})
+
+func TestDocTranscripts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the transcripts run seedfall")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := os.Getenv("SEEDFALL_DOCS") == "all"
+	update := *updateDocs || os.Getenv("UPDATE_DOCS") != ""
+	bin, err := docBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(docEnv(t, bin), "REPO="+root)
+	for _, file := range docFiles(t, root) {
+		t.Run(file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(root, file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(string(data), "\n")
+			blocks, err := parseDoc(file, lines)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var run []*docBlock
+			transcripts := 0
+			for _, b := range blocks {
+				if b.skip == "" && (all || !b.slow) {
+					run = append(run, b)
+					if len(b.steps) > 0 {
+						transcripts++
+					}
+				}
+			}
+			if transcripts == 0 {
+				t.Skip("no transcript to run")
+			}
+			work := t.TempDir()
+			// Resolve symlinks so that the normalisation below finds the
+			// directory however a command spells it.
+			if w, err := filepath.EvalSymlinks(work); err == nil {
+				work = w
+			}
+			for _, d := range []string{"examples", "sim"} {
+				if err := copyTree(filepath.Join(root, d), filepath.Join(work, d)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			dir := work
+			changed := false
+			for _, b := range run {
+				start := time.Now()
+				if b.dir != "" {
+					dir = filepath.Join(work, filepath.FromSlash(b.dir))
+					if err := os.MkdirAll(dir, 0o777); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, a := range b.txtar {
+					if err := extractTxtar(filepath.Join(root, filepath.FromSlash(a)), dir); err != nil {
+						t.Fatalf("%s:%d: txtar=%s: %v", file, b.line, a, err)
+					}
+				}
+				if b.fileTo != "" {
+					p := filepath.Join(dir, filepath.FromSlash(b.fileTo))
+					os.MkdirAll(filepath.Dir(p), 0o777)
+					if err := os.WriteFile(p, []byte(strings.Join(b.body, "\n")+"\n"), 0o666); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				for _, s := range b.setup {
+					docSetup(t, b, "setup", s, dir, env)
+				}
+				var got [][]string
+				for i, s := range b.steps {
+					out := docRun(t, b, s, &dir, work, env)
+					got = append(got, out)
+					for _, a := range b.after[i+1] {
+						docSetup(t, b, fmt.Sprintf("after %d", i+1), a, dir, env)
+					}
+				}
+				var diffs []string
+				for i, s := range b.steps {
+					merged, diff, ok := matchOutput(s.want, got[i])
+					if ok {
+						continue
+					}
+					if update {
+						b.steps[i].want = merged
+						changed = true
+						continue
+					}
+					diffs = append(diffs, fmt.Sprintf("%s:%d: $ %s\n%s", file, s.line, s.cmd, diff))
+				}
+				if len(diffs) > 0 {
+					t.Errorf("%s:%d: the transcript differs from what the build prints (- document, + build; UPDATE_DOCS=1 rewrites it):\n%s",
+						file, b.line, strings.Join(diffs, "\n"))
+				}
+				t.Logf("%s:%d: %d commands in %v", file, b.line, len(b.steps), time.Since(start).Round(time.Millisecond))
+			}
+			if changed {
+				// Blocks keep their line count only by chance: rewrite from the
+				// last block up.
+				for i := len(run) - 1; i >= 0; i-- {
+					b := run[i]
+					if len(b.steps) == 0 {
+						continue
+					}
+					var body []string
+					for _, s := range b.steps {
+						body = append(body, indentLine(b.indent, "$ "+s.cmd))
+						for _, w := range s.want {
+							body = append(body, indentLine(b.indent, w))
+						}
+					}
+					lines = append(lines[:b.bodyStart], append(body, lines[b.bodyEnd:]...)...)
+				}
+				if err := os.WriteFile(filepath.Join(root, file), []byte(strings.Join(lines, "\n")), 0o666); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("updated %s", file)
+			}
+		})
+	}
+}
+
+func indentLine(indent, l string) string {
+	if l == "" {
+		return ""
+	}
+	return indent + l
+}
+
+// docRun runs one command of a transcript and returns its output lines,
+// normalised so that the temporary directory reads as the document would
+// show it.
+func docRun(t *testing.T, b *docBlock, s docStep, dir *string, work string, env []string) []string {
+	cmd := strings.TrimSpace(s.cmd)
+	// `go run ./cmd/seedfall` is the binary on PATH.
+	cmd = strings.ReplaceAll(cmd, "go run ./cmd/seedfall", "seedfall")
+	if f := strings.Fields(cmd); len(f) == 2 && f[0] == "cd" {
+		d := f[1]
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(*dir, d)
+		}
+		if _, err := os.Stat(d); err != nil {
+			t.Fatalf("%s:%d: %v", b.file, s.line, err)
+		}
+		*dir = d
+		return nil
+	}
+	out, err := docShell(b, cmd, *dir, env)
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("%s:%d: $ %s: %v\n%s", b.file, s.line, s.cmd, err, out)
+		}
+	}
+	text := strings.ReplaceAll(string(out), work+string(filepath.Separator), "")
+	text = strings.ReplaceAll(text, work, ".")
+	text = strings.TrimRight(text, "\n")
+	if text == "" {
+		return nil
+	}
+	return strings.Split(text, "\n")
+}
+
+// docSetup runs a setup: or after N: command. Its exit status is only
+// logged: a setup that fails shows in the transcript that follows.
+func docSetup(t *testing.T, b *docBlock, what, cmd, dir string, env []string) {
+	out, err := docShell(b, cmd, dir, env)
+	if err != nil {
+		if _, ok := err.(*exec.ExitError); !ok {
+			t.Fatalf("%s:%d: %s: %s: %v\n%s", b.file, b.line, what, cmd, err, out)
+		}
+		t.Logf("%s:%d: %s: %s: %v\n%s", b.file, b.line, what, cmd, err, out)
+	}
+}
+
+func docShell(b *docBlock, cmd, dir string, env []string) ([]byte, error) {
+	timeout := 3 * time.Minute
+	if b.slow {
+		timeout = 30 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, "sh", "-c", cmd)
+	c.Dir = dir
+	c.Env = env
+	var out bytes.Buffer
+	c.Stdout, c.Stderr = &out, &out
+	c.WaitDelay = 10 * time.Second
+	err := c.Run()
+	if ctx.Err() != nil {
+		return out.Bytes(), fmt.Errorf("timed out after %v", timeout)
+	}
+	return out.Bytes(), err
+}
+
+// matchOutput compares a command's output with what the document shows. A
+// line "..." in want stands for any number of lines. It returns the document's
+// lines rewritten to what the build printed (keeping "..." and the document's
+// wording of lines equal after normalisation), a readable diff, and whether
+// they matched.
+func matchOutput(want, got []string) (merged []string, diff string, ok bool) {
+	for len(want) > 0 && strings.TrimSpace(want[len(want)-1]) == "" {
+		want = want[:len(want)-1]
+	}
+	isEllipsis := func(l string) bool { return strings.TrimSpace(l) == "..." }
+	nw, ng := make([]string, len(want)), make([]string, len(got))
+	for i, w := range want {
+		nw[i] = normLine(w)
+	}
+	for i, g := range got {
+		ng[i] = normLine(g)
+	}
+	// cost[i][j]: edits to match want[i:] with got[j:]. An ellipsis absorbs
+	// got lines for free; a substitution costs 1, a line only on one side 1.
+	W, G := len(want), len(got)
+	cost := make([][]int, W+1)
+	for i := range cost {
+		cost[i] = make([]int, G+1)
+	}
+	for i := W; i >= 0; i-- {
+		for j := G; j >= 0; j-- {
+			switch {
+			case i == W:
+				cost[i][j] = G - j
+			case isEllipsis(want[i]):
+				c := cost[i+1][j] // absorbs nothing
+				if j < G && cost[i][j+1] < c {
+					c = cost[i][j+1]
+				}
+				cost[i][j] = c
+			case j == G:
+				cost[i][j] = 1 + cost[i+1][j]
+			default:
+				c := 1 + cost[i+1][j]
+				if d := 1 + cost[i][j+1]; d < c {
+					c = d
+				}
+				sub := 1
+				if nw[i] == ng[j] {
+					sub = 0
+				}
+				if d := sub + cost[i+1][j+1]; d < c {
+					c = d
+				}
+				cost[i][j] = c
+			}
+		}
+	}
+	ok = cost[0][0] == 0
+	var d strings.Builder
+	i, j := 0, 0
+	for i < W || j < G {
+		switch {
+		case i < W && isEllipsis(want[i]):
+			if j < G && cost[i][j] == cost[i][j+1] {
+				j++ // absorbed
+				continue
+			}
+			merged = append(merged, want[i])
+			d.WriteString("  " + want[i] + "\n")
+			i++
+		case i < W && j < G && nw[i] == ng[j] && cost[i][j] == cost[i+1][j+1]:
+			merged = append(merged, want[i])
+			d.WriteString("  " + want[i] + "\n")
+			i, j = i+1, j+1
+		case i < W && j < G && cost[i][j] == 1+cost[i+1][j+1]:
+			merged = append(merged, keepWall(want[i], got[j]))
+			d.WriteString("- " + want[i] + "\n+ " + got[j] + "\n")
+			i, j = i+1, j+1
+		case j < G && cost[i][j] == 1+cost[i][j+1]:
+			merged = append(merged, got[j])
+			d.WriteString("+ " + got[j] + "\n")
+			j++
+		default:
+			d.WriteString("- " + want[i] + "\n")
+			i++
+		}
+	}
+	return merged, d.String(), ok
+}
+
+// extractTxtar writes the files of a txtar archive into dir.
+func extractTxtar(archive, dir string) error {
+	a, err := txtar.ParseFile(archive)
+	if err != nil {
+		return err
+	}
+	for _, f := range a.Files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o777); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, f.Data, 0o666); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyTree copies a directory, leaving out what runs leave behind.
+func copyTree(from, to string) error {
+	return filepath.WalkDir(from, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if e.IsDir() {
+			if e.Name() == ".seedfall" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(dst, 0o777)
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, err := e.Info()
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, info.Mode().Perm())
+	})
+}
