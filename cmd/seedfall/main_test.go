@@ -18,10 +18,19 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// sharedCache keeps built guests across scripts: every script builds its
-// own small programs, but the Go build cache and seedfall's wazero cache are
-// worth sharing.
-var sharedCache = filepath.Join(os.TempDir(), "seedfall-testscript-cache")
+// sharedCache keeps built guests across scripts and across the test
+// packages: it is the cache seedfall itself uses ($SEEDFALL_CACHE, else the
+// user cache directory), which the engine's tests fill with the same
+// examples, so a cold `go test ./...` builds each guest once.
+var sharedCache = func() string {
+	if dir := os.Getenv("SEEDFALL_CACHE"); dir != "" {
+		return dir
+	}
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "seedfall")
+	}
+	return filepath.Join(os.TempDir(), "seedfall-testscript-cache")
+}()
 
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
