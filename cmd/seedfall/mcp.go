@@ -556,44 +556,21 @@ func toolRun(c *toolCall) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := runReport{Seeds: len(list), FailedSeeds: []uint64{}, Failures: []seedFailure{}}
+	rep := runReport{Seeds: list.Len(), FailedSeeds: []uint64{}, Failures: []seedFailure{}}
 	if c.args.Pinned == nil || *c.args.Pinned {
 		if rep.PinnedFailing, err = s.runPinned(ctx, &c.text, false); err != nil {
 			return nil, err
 		}
 	}
-	results := make([]*engine.Result, len(list))
-	errs := make([]error, len(list))
-	var next sync.Mutex
-	n := 0
-	var wg sync.WaitGroup
-	for range min(parallel, len(list)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				next.Lock()
-				i := n
-				n++
-				next.Unlock()
-				if i >= len(list) {
-					return
-				}
-				results[i], errs[i] = s.p.Run(ctx, engine.RunOptions{Seed: list[i]})
-			}
-		}()
-	}
-	wg.Wait()
-	for i, res := range results {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("seed %d: %w", list[i], errs[i])
-		}
+	var failed seedTally
+	_, err = s.sweep(ctx, list, parallel, nil, func(res *engine.Result) {
 		if res.Passed {
 			rep.Passed++
-			continue
+			return
 		}
 		rep.Failed++
 		rep.FailedSeeds = append(rep.FailedSeeds, res.Seed)
+		failed.add(res.Seed)
 		schedule := ""
 		if path, err := s.saveSchedule(res); err != nil {
 			fmt.Fprintf(c, "seedfall: could not save the schedule of seed %d: %v\n", res.Seed, err)
@@ -607,15 +584,18 @@ func toolRun(c *toolCall) (any, error) {
 			fmt.Fprintf(&c.text, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)
 		}
 		if rep.Failed > mcpDetailedFailures {
-			continue
+			return
 		}
 		f := seedFailure{jsonResult: newJSONResult(res, schedule), Replay: s.replayCommand(res.Seed), LastLines: []string{}}
 		for _, l := range tailLines(res.Lines, res.Node, 8) {
 			f.LastLines = append(f.LastLines, l.String())
 		}
 		rep.Failures = append(rep.Failures, f)
+	})
+	if err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(&c.text, "%d seeds: %d passed, %d failed%s\n", len(list), rep.Passed, rep.Failed, seedList(rep.FailedSeeds))
+	fmt.Fprintf(&c.text, "%d seeds: %d passed, %d failed%s\n", list.Len(), rep.Passed, rep.Failed, &failed)
 	return rep, nil
 }
 
