@@ -295,12 +295,14 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 			r.start(n)
 		}
 	}
-	// A cancelled context (Ctrl-C in the REPL) ends the run without a
-	// verdict.
+	// A cancelled context (Ctrl-C) ends the run without a verdict. The
+	// programs see it too (their instances are closed) and may stop
+	// before the scheduler does: whatever the run came to then is no
+	// verdict either.
 	stopAbort := context.AfterFunc(ctx, r.s.Abort)
 	out := r.s.Run(sched.Options{Until: int64(horizon), Watchdog: w.Watchdog})
 	stopAbort()
-	if out == sched.Aborted {
+	if out == sched.Aborted || ctx.Err() != nil {
 		r.s.Shutdown()
 		return nil, fmt.Errorf("run of seed %d stopped at %v: %w", opt.Seed, time.Duration(r.s.Now()), context.Cause(ctx))
 	}

@@ -9,8 +9,10 @@ package starlark
 // returns what it found.
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -94,14 +96,18 @@ func budgetOf(v sl.Value) (Budget, error) {
 
 // ExploreOptions configure Explore.
 type ExploreOptions struct {
-	Seeds    []uint64 // the seeds a strategy draws from (ctx.seeds); nil: 1 to DefaultSeeds
-	Budget   Budget   // zero: DefaultBudget
-	Parallel int      // runs at once in run_many; below 1: the Env's
+	Seeds    engine.Seeds // the seeds a strategy draws from (ctx.seeds); none: 1 to DefaultSeeds
+	Budget   Budget       // zero: DefaultBudget
+	Parallel int          // runs at once in run_many; below 1: the Env's
 	// Progress, when not nil, is called after every run or batch of runs,
 	// on the strategy's goroutine.
 	Progress func(ExploreProgress)
 	// Name names the strategy in errors (default: the function's name).
 	Name string
+	// Context is the context of the strategy's runs (nil: the Env's, which
+	// Cancel ends). Once it ends, the runs in flight stop, the strategy's
+	// next run fails, and Explore returns what was found (ErrInterrupted).
+	Context context.Context
 }
 
 // ExploreProgress is how far an exploration is.
@@ -230,6 +236,7 @@ type exploreCtx struct {
 	start    time.Time
 	progress func(ExploreProgress)
 
+	ctx      context.Context // of the runs; nil: the Env's
 	runs     int
 	failures []*Run
 	seen     map[string]bool // failing digests
@@ -382,7 +389,10 @@ func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
 	n := c.left(len(jobs))
 	out := make([]*Run, n)
 	errs := make([]error, n)
-	ctx := c.env.Context()
+	ctx := c.ctx
+	if ctx == nil {
+		ctx = c.env.Context()
+	}
 	// Items are taken in order, and none once the wall time is spent, so
 	// the runs made are always a prefix of the items.
 	var mu sync.Mutex
@@ -409,11 +419,13 @@ func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
 	wg.Wait()
 	done := next
 	out, errs = out[:done], errs[:done]
-	c.runs += done
+	// A run cut short is no run: the others count, and their failures
+	// are kept, before the strategy stops.
+	cut := false
 	for i, err := range errs {
 		if errors.Is(err, ErrInterrupted) {
-			c.stopped = "interrupted"
-			return nil, ErrInterrupted
+			cut = true
+			continue
 		}
 		if err != nil {
 			what := fmt.Sprintf("seed %d", jobs[i].seed)
@@ -424,10 +436,18 @@ func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
 		}
 	}
 	for _, r := range out {
+		if r == nil {
+			continue
+		}
+		c.runs++
 		if !r.Result.Passed && !c.seen[r.Result.Digest] {
 			c.seen[r.Result.Digest] = true
 			c.failures = append(c.failures, r)
 		}
+	}
+	if cut {
+		c.stopped = "interrupted"
+		return nil, ErrInterrupted
 	}
 	if c.progress != nil {
 		c.progress(ExploreProgress{Runs: c.runs, Failures: len(c.failures), Elapsed: time.Since(c.start), Budget: c.budget})
@@ -579,23 +599,94 @@ func (c *exploreCtx) foundFn(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl
 }
 
 // seedsValue makes ctx.seeds: a range when the seeds are consecutive (so
-// a million seeds cost nothing), a list otherwise.
-func seedsValue(t *sl.Thread, seeds []uint64) (sl.Value, error) {
-	consecutive := len(seeds) > 0
-	for i := 1; i < len(seeds) && consecutive; i++ {
-		consecutive = seeds[i] == seeds[i-1]+1
+// a million seeds cost nothing), else a seeds value, which holds the list's
+// spans and reads like a frozen list of its seeds.
+func seedsValue(t *sl.Thread, seeds engine.Seeds) (sl.Value, error) {
+	if first, last, ok := seeds.Range(); ok && last < 1<<62 {
+		return sl.Call(t, sl.Universe["range"], sl.Tuple{sl.MakeUint64(first), sl.MakeUint64(last + 1)}, nil)
 	}
-	if consecutive && seeds[len(seeds)-1] < 1<<62 {
-		return sl.Call(t, sl.Universe["range"], sl.Tuple{sl.MakeUint64(seeds[0]), sl.MakeUint64(seeds[len(seeds)-1] + 1)}, nil)
-	}
-	l := make([]sl.Value, len(seeds))
-	for i, s := range seeds {
-		l[i] = sl.MakeUint64(s)
-	}
-	v := sl.NewList(l)
-	v.Freeze()
-	return v, nil
+	return seedList{seeds}, nil
 }
+
+// seedList is a list of seeds such as "2-3,9", as Starlark sees it: an
+// immutable sequence of ints that can be indexed, sliced, iterated and
+// searched with `in`, at the memory cost of its spans, whatever the seeds.
+type seedList struct{ s engine.Seeds }
+
+var (
+	_ sl.Indexable  = seedList{}
+	_ sl.Sequence   = seedList{}
+	_ sl.Sliceable  = seedList{}
+	_ sl.Container  = seedList{}
+	_ sl.Comparable = seedList{}
+)
+
+func (l seedList) String() string        { return fmt.Sprintf("seeds(%q)", l.s.String()) }
+func (l seedList) Type() string          { return "seeds" }
+func (l seedList) Freeze()               {}
+func (l seedList) Truth() sl.Bool        { return l.s.Len() > 0 }
+func (l seedList) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: seeds") }
+func (l seedList) Len() int              { return l.s.Len() }
+func (l seedList) Index(i int) sl.Value  { return sl.MakeUint64(l.s.At(i)) }
+
+func (l seedList) Iterate() sl.Iterator {
+	next, stop := iter.Pull(l.s.All())
+	return &seedIterator{next: next, stop: stop}
+}
+
+// Slice is a seeds value again when step is 1, else a frozen list.
+func (l seedList) Slice(start, end, step int) sl.Value {
+	if step == 1 {
+		if end < start {
+			end = start
+		}
+		return seedList{l.s.Slice(start, end)}
+	}
+	var out []sl.Value
+	for i := start; (step > 0 && i < end) || (step < 0 && i > end); i += step {
+		out = append(out, l.Index(i))
+	}
+	v := sl.NewList(out)
+	v.Freeze()
+	return v
+}
+
+func (l seedList) Has(x sl.Value) (bool, error) {
+	i, ok := x.(sl.Int)
+	if !ok {
+		return false, nil
+	}
+	seed, ok := i.Uint64()
+	return ok && l.s.Has(seed), nil
+}
+
+// CompareSameType: two seeds values are equal when they name the same
+// seeds in the same order.
+func (l seedList) CompareSameType(op syntax.Token, y sl.Value, depth int) (bool, error) {
+	eq := l.s.String() == y.(seedList).s.String()
+	switch op {
+	case syntax.EQL:
+		return eq, nil
+	case syntax.NEQ:
+		return !eq, nil
+	}
+	return false, fmt.Errorf("%s %s %s not implemented", l.Type(), op, y.Type())
+}
+
+type seedIterator struct {
+	next func() (uint64, bool)
+	stop func()
+}
+
+func (it *seedIterator) Next(p *sl.Value) bool {
+	seed, ok := it.next()
+	if ok {
+		*p = sl.MakeUint64(seed)
+	}
+	return ok
+}
+
+func (it *seedIterator) Done() { it.stop() }
 
 func defaultSeeds(t *sl.Thread) (sl.Value, error) {
 	return sl.Call(t, sl.Universe["range"], sl.Tuple{sl.MakeInt(1), sl.MakeInt(DefaultSeeds + 1)}, nil)
@@ -603,20 +694,21 @@ func defaultSeeds(t *sl.Thread) (sl.Value, error) {
 
 // seedsOf reads explore's seeds= argument: a range, a list of ints, or a
 // string like "1-1000" or "2-3,9".
-func seedsOf(v sl.Value) (sl.Value, error) {
+func seedsOf(t *sl.Thread, v sl.Value) (sl.Value, error) {
 	switch x := v.(type) {
 	case sl.NoneType:
 		return nil, nil
+	case seedList:
+		if x.Len() == 0 {
+			return nil, fmt.Errorf("seeds is empty; give a range like range(1, 1001)")
+		}
+		return x, nil // its seeds are seeds: ctx.seeds of another exploration, or a slice of it
 	case sl.String:
 		seeds, err := engine.ParseSeeds(string(x))
 		if err != nil {
 			return nil, err
 		}
-		l := make([]sl.Value, len(seeds))
-		for i, s := range seeds {
-			l[i] = sl.MakeUint64(s)
-		}
-		return sl.NewList(l), nil
+		return seedsValue(t, seeds)
 	case sl.Iterable:
 		n := 0
 		it := x.Iterate()
@@ -645,7 +737,7 @@ func seedsOf(v sl.Value) (sl.Value, error) {
 func (e *Env) Explore(t *sl.Thread, w *World, strategy sl.Callable, o ExploreOptions) (*Exploration, error) {
 	var sv sl.Value
 	var err error
-	if o.Seeds == nil {
+	if o.Seeds.Len() == 0 {
 		sv, err = defaultSeeds(t)
 	} else {
 		sv, err = seedsValue(t, o.Seeds)
@@ -667,7 +759,7 @@ func (e *Env) explore(t *sl.Thread, w *World, strategy sl.Callable, seeds sl.Val
 	if name == "" {
 		name = strategy.Name()
 	}
-	c := &exploreCtx{env: e, world: w, seeds: seeds, parallel: o.Parallel, budget: o.Budget,
+	c := &exploreCtx{env: e, world: w, seeds: seeds, parallel: o.Parallel, budget: o.Budget, ctx: o.Context,
 		start: time.Now(), progress: o.Progress, seen: map[string]bool{}}
 	v, err := sl.Call(t, strategy, sl.Tuple{c}, nil)
 	x := &Exploration{World: w, Strategy: name, Runs: c.runs, Failures: c.failures, Found: c.found, Value: v, Budget: o.Budget}
@@ -733,7 +825,7 @@ func (e *Env) exploreFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.
 		}
 		parallel = p
 	}
-	seeds, err := seedsOf(seedsV)
+	seeds, err := seedsOf(t, seedsV)
 	if err != nil {
 		return nil, fmt.Errorf("explore: %v", err)
 	}

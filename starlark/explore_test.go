@@ -9,6 +9,8 @@ import (
 	"time"
 
 	sl "go.starlark.net/starlark"
+
+	"github.com/seedfall/seedfall/engine"
 )
 
 func TestParseBudget(t *testing.T) {
@@ -63,10 +65,7 @@ func TestStrategyScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seeds []uint64
-	for s := uint64(40); s < 60; s++ {
-		seeds = append(seeds, s)
-	}
+	seeds := engine.SeedRange(40, 59)
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			g, err := env.ExecFile(file)

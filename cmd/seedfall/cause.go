@@ -33,10 +33,13 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	if *moments < 2 || *branches < 1 {
 		return fmt.Errorf("-moments must be at least 2, -branches at least 1")
 	}
-	ctx := callContext(stderr)
+	// Ctrl-C stops the forks in flight; what the finished ones establish
+	// is printed.
+	ctx, stop := onInterrupt(callContext(stderr), stderr)
+	defer stop()
 	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
-		return err
+		return stoppedBy(ctx, err)
 	}
 	defer s.close()
 	seed := sa.seed
@@ -49,9 +52,17 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if err != nil {
+		if interrupted(ctx) {
+			return fmt.Errorf("%w before seed %d's run finished: nothing established", errInterrupted, *seed)
+		}
 		return err
 	}
 	f := res.Failure
+	// The verdict: the seed fails, or Ctrl-C stopped the search.
+	verdict := errFailed
+	if res.Interrupted {
+		verdict = errInterrupted
+	}
 	if *asJSON {
 		type moment struct {
 			AtNs   int64 `json:"at_ns"`
@@ -65,7 +76,8 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 			InevitableNs int64          `json:"inevitable_ns"`
 			Faults       []faults.Fault `json:"faults"`
 			Runs         int            `json:"runs"`
-		}{Failure: newJSONResult(f, from), AfterNs: int64(res.After), InevitableNs: int64(res.Inevitable), Faults: res.Faults, Runs: res.Runs}
+			Interrupted  bool           `json:"interrupted,omitempty"`
+		}{Failure: newJSONResult(f, from), AfterNs: int64(res.After), InevitableNs: int64(res.Inevitable), Faults: res.Faults, Runs: res.Runs, Interrupted: res.Interrupted}
 		for _, m := range res.Moments {
 			out.Moments = append(out.Moments, moment{int64(m.At), m.Failed, m.Runs})
 		}
@@ -77,7 +89,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s\n", b)
-		return errFailed
+		return verdict
 	}
 	if from != "" {
 		fmt.Fprintf(stdout, "seed %d, %s from %s\n", *seed, plural(len(sch.Faults), "fault"), from)
@@ -88,6 +100,9 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	for _, m := range res.Moments {
 		bar := strings.Repeat("#", m.Failed) + strings.Repeat(".", m.Runs-m.Failed)
 		fmt.Fprintf(stdout, "  %14v  %s  %d/%d still fail\n", m.At, bar, m.Failed, m.Runs)
+	}
+	if res.Interrupted {
+		fmt.Fprintf(stdout, "interrupted after %s; what the moments whose forks all finished establish:\n", plural(res.Runs, "run"))
 	}
 	if res.Inevitable == 0 {
 		fmt.Fprintf(stdout, "the failure was inevitable from the start: forks without any fault still fail\n")
@@ -107,5 +122,5 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "%s in all; debug the moment: seedfall debug %s -seed %d -at %v\n", plural(res.Runs, "run"), s.args, *seed, res.Inevitable)
-	return errFailed
+	return verdict
 }

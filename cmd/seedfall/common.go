@@ -237,10 +237,10 @@ func displayPath(path string) string {
 }
 
 // parseSeeds reads -seeds: "7", "1-500" or "2-3,9".
-func parseSeeds(spec string) ([]uint64, error) {
+func parseSeeds(spec string) (engine.Seeds, error) {
 	seeds, err := engine.ParseSeeds(spec)
 	if err != nil {
-		return nil, fmt.Errorf("-%w", err)
+		return engine.Seeds{}, fmt.Errorf("-%w", err)
 	}
 	return seeds, nil
 }

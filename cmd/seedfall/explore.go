@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -50,10 +49,12 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
+	// Ctrl-C stops the runs in flight and shows what was found so far.
+	ctx, stop := onInterrupt(context.Background(), stderr)
+	defer stop()
 	s, err := open(ctx, cfg, stderr)
 	if err != nil {
-		return err
+		return stoppedBy(ctx, err)
 	}
 	defer s.close()
 	env := starlark.NewEnv(starlark.Options{Engine: s.e, Stdout: stdout, Parallel: *parallel, MaxSteps: *maxSteps, StepsFlag: "-max-steps"})
@@ -78,15 +79,8 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-strategy: %v", err)
 	}
 
-	// Ctrl-C stops the runs in flight and shows what was found so far.
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt)
-	defer signal.Stop(sig)
-	go func() {
-		if _, ok := <-sig; ok {
-			env.Cancel()
-		}
-	}()
+	// Runs the strategy makes with run() rather than ctx.run stop too.
+	defer context.AfterFunc(ctx, env.Cancel)()
 
 	term := isTerminal(stderr)
 	progress := func(p starlark.ExploreProgress) {
@@ -100,17 +94,30 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "\r\033[Kexplore %s: %d runs (%s), %s", name, p.Runs, of, plural(p.Failures, "failure"))
 	}
 	start := time.Now()
-	x, err := env.Explore(th, wv, fn, starlark.ExploreOptions{Seeds: seeds, Budget: budget, Parallel: *parallel, Progress: progress, Name: name})
+	x, err := env.Explore(th, wv, fn, starlark.ExploreOptions{Seeds: seeds, Budget: budget, Parallel: *parallel, Progress: progress, Name: name, Context: ctx})
 	if term {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if err != nil && !errors.Is(err, starlark.ErrInterrupted) {
+		if interrupted(ctx) {
+			// A run() of the strategy's own, cut short: nothing to show
+			// but the error.
+			return fmt.Errorf("%w: %s", errInterrupted, starlark.ScriptError(err))
+		}
 		return fmt.Errorf("%s", starlark.ScriptError(err))
 	}
 	if *asJSON {
-		return s.writeExploration(stdout, x)
+		err = s.writeExploration(stdout, x)
+	} else {
+		err = s.printExploration(stdout, x, time.Since(start))
 	}
-	return s.printExploration(stdout, x, time.Since(start))
+	if x.StoppedBy == "interrupted" && (err == nil || errors.Is(err, errFailed)) {
+		if *asJSON {
+			fmt.Fprintf(stderr, "interrupted: %s, %s\n", plural(x.Runs, "run"), plural(len(x.Failures), "failure"))
+		}
+		return errInterrupted
+	}
+	return err
 }
 
 // printExploration saves every failure's schedule and prints them, the

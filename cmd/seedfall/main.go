@@ -28,6 +28,10 @@ const (
 	exitPass  = 0
 	exitFail  = 1
 	exitUsage = 2
+	// exitInterrupted is a command stopped by Ctrl-C (SIGINT) or SIGTERM,
+	// even after it found a failure: 128+2, as a shell reports a program
+	// SIGINT killed. See onInterrupt.
+	exitInterrupted = 130
 )
 
 // errFailed means a seed failed: the output already says how.
@@ -83,6 +87,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 				return exitFail
 			case errors.Is(err, flag.ErrHelp):
 				return exitPass
+			case errors.Is(err, errInterrupted):
+				// Bare, the command has said what finished before.
+				if err != errInterrupted {
+					fmt.Fprintf(stderr, "seedfall %s: %v\n", c.name, err)
+				}
+				return exitInterrupted
 			default:
 				fmt.Fprintf(stderr, "seedfall %s: %v\n", c.name, err)
 				return exitUsage

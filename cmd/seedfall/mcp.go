@@ -459,7 +459,7 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := runReport{Seeds: len(list), FailedSeeds: []uint64{}, Failures: []seedFailure{}}
+	rep := runReport{Seeds: list.Len(), FailedSeeds: []uint64{}, Failures: []seedFailure{}}
 	if in.Pinned {
 		if rep.PinnedFailing, err = s.runPinned(c.ctx, &c.text, false); err != nil {
 			return nil, err
@@ -467,18 +467,14 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 	}
 	token := c.req.Params.GetProgressToken()
 	last := time.Now()
-	var firstErr error
-	s.sweep(c.ctx, list, parallel, func(i int, res *engine.Result, err error) {
-		if token != nil && (time.Since(last) >= mcpProgressEvery || i+1 == len(list)) && c.ctx.Err() == nil {
+	done, total := 0, list.Len()
+	var failed seedTally
+	_, err = s.sweep(c.ctx, list, parallel, nil, func(res *engine.Result) {
+		done++
+		if token != nil && (time.Since(last) >= mcpProgressEvery || done == total) && c.ctx.Err() == nil {
 			last = time.Now()
 			c.req.Session.NotifyProgress(c.ctx, &mcp.ProgressNotificationParams{ProgressToken: token,
-				Progress: float64(i + 1), Total: float64(len(list)), Message: fmt.Sprintf("%d of %d seeds, %d failed", i+1, len(list), rep.Failed)})
-		}
-		if err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("seed %d: %w", list[i], err)
-			}
-			return
+				Progress: float64(done), Total: float64(total), Message: fmt.Sprintf("%d of %d seeds, %d failed", done, total, rep.Failed)})
 		}
 		if res.Passed {
 			rep.Passed++
@@ -488,6 +484,7 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 		if len(rep.FailedSeeds) < mcpMaxSeedList {
 			rep.FailedSeeds = append(rep.FailedSeeds, res.Seed)
 		}
+		failed.add(res.Seed)
 		schedule := ""
 		if path, err := s.saveSchedule(res); err != nil {
 			fmt.Fprintf(c, "seedfall: could not save the schedule of seed %d: %v\n", res.Seed, err)
@@ -509,10 +506,10 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 		}
 		rep.Failures = append(rep.Failures, f)
 	})
-	if firstErr != nil {
-		return nil, firstErr
+	if err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(&c.text, "%d seeds: %d passed, %d failed%s\n", len(list), rep.Passed, rep.Failed, seedList(rep.FailedSeeds))
+	fmt.Fprintf(&c.text, "%d seeds: %d passed, %d failed%s\n", list.Len(), rep.Passed, rep.Failed, &failed)
 	return rep, nil
 }
 

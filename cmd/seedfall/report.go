@@ -7,11 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
+	"strings"
 
 	"github.com/seedfall/seedfall/cmd/seedfall/internal/report"
 	"github.com/seedfall/seedfall/engine"
-	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/fsutil"
 )
 
@@ -33,7 +32,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
-	var list []uint64
+	var list engine.Seeds
 	switch {
 	case *seeds != "" && flagSet(fs, "seed"):
 		return fmt.Errorf("give -seed N or -seeds 1-20, not both")
@@ -45,77 +44,72 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	case flagSet(fs, "seed"):
-		list = []uint64{*seed}
+		list = engine.OneSeed(*seed)
 	default:
 		return fmt.Errorf("say which seeds to report: -seeds 1-20, or -seed N")
 	}
-	ctx := context.Background()
+	ctx, stop := onInterrupt(context.Background(), stderr)
+	defer stop()
 	s, err := open(ctx, cfg, stderr)
 	if err != nil {
-		return err
+		return stoppedBy(ctx, err)
 	}
 	defer s.close()
-
-	// Each seed runs as replay runs it: with its saved schedule (a shrunk
-	// or edited one, say) when there is one, so the page shows what its
-	// replay command shows.
-	schedules := make([]*faults.Schedule, len(list))
-	replays := make([]string, len(list))
-	for i, seed := range list {
-		sch, from, err := s.loadSchedule(*faultsFile, seed)
-		if err != nil {
-			return err
-		}
-		schedules[i], replays[i] = sch, s.replayCommand(seed)
-		if *faultsFile != "" {
-			replays[i] += " -faults " + shellQuote(from)
-		}
-	}
-	results := make([]*engine.Result, len(list))
-	errs := make([]error, len(list))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for k := 0; k < max(*parallel, 1) && k < len(list); k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				res, err := s.p.Run(ctx, engine.RunOptions{Seed: list[i], Schedule: schedules[i]})
-				if err == nil && res.Passed {
-					res.Lines = nil // a passing seed is one row of the summary
-				}
-				results[i], errs[i] = res, err
-			}
-		}()
-	}
-	for i := range list {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 
 	path := *out
 	if path == "" {
 		path = filepath.Join(s.w.Dir, ".seedfall", "report.html")
 	}
 	rep := newSweepReport(s, path)
-	for i, res := range results {
-		if errs[i] != nil {
-			return fmt.Errorf("seed %d: %w", list[i], errs[i])
+	// Each seed runs as replay runs it: with its saved schedule (a shrunk
+	// or edited one, say) when there is one, so the page shows what its
+	// replay command shows.
+	replayFaults := ""
+	if *faultsFile != "" { // with -seed
+		_, from, err := s.loadSchedule(*faultsFile, *seed)
+		if err != nil {
+			return err
 		}
-		rep.add(res, replays[i])
+		replayFaults = " -faults " + shellQuote(from)
 	}
-	return rep.write(stdout)
+	ran, err := s.sweep(ctx, list, *parallel, func(seed uint64) (engine.RunOptions, error) {
+		sch, _, err := s.loadSchedule(*faultsFile, seed)
+		return engine.RunOptions{Seed: seed, Schedule: sch}, err
+	}, func(res *engine.Result) {
+		rep.add(res, s.replayCommand(res.Seed)+replayFaults)
+	})
+	if err != nil {
+		return err
+	}
+	stopped := interrupted(ctx) && ran < list.Len()
+	if stopped {
+		rep.interrupted(ran, list.Len())
+	}
+	if err := rep.write(stdout); err != nil {
+		return err
+	}
+	if stopped {
+		fmt.Fprintln(stderr, interruptedLine(ran, list.Len()))
+		return errInterrupted
+	}
+	return nil
 }
 
-// sweepReport gathers a sweep's results for the HTML report. A nil
-// *sweepReport (no -report flag) ignores everything.
+// sweepReport gathers a sweep's results for the HTML report, in memory
+// that grows with its failures, not its seeds: a passing seed is counted,
+// and its seed joins the ranges of seeds that ran. A nil *sweepReport (no
+// -report flag) ignores everything.
 type sweepReport struct {
 	path   string
 	rep    report.Report
 	nodes  []string
-	failed int
+	sum    report.Summary
+	ranges []seedSpan // the seeds that ran, in order
+	failed seedTally
 }
+
+// seedSpan is the seeds a to b.
+type seedSpan struct{ a, b uint64 }
 
 // newSweepReport returns nil when path is "".
 func newSweepReport(s *session, path string) *sweepReport {
@@ -123,31 +117,50 @@ func newSweepReport(s *session, path string) *sweepReport {
 		return nil
 	}
 	r := &sweepReport{path: path, rep: report.Report{Title: "seedfall report: " + s.configName(), Config: s.args}}
+	r.rep.Summary = &r.sum
+	r.sum.Classes = map[string]int{}
 	for _, p := range s.w.Programs() {
 		r.nodes = append(r.nodes, p.Name)
 	}
 	return r
 }
 
-// add keeps one seed's outcome; only the failures the page details keep
-// their trace.
+// add counts one seed's outcome; only the failures the page details keep
+// their trace, and only the first report.MaxListed failures are listed.
 func (r *sweepReport) add(res *engine.Result, replay string) {
 	if r == nil {
 		return
 	}
+	if n := len(r.ranges); n > 0 && r.ranges[n-1].b+1 == res.Seed && res.Seed != 0 {
+		r.ranges[n-1].b = res.Seed
+	} else {
+		r.ranges = append(r.ranges, seedSpan{res.Seed, res.Seed})
+	}
+	r.sum.Total++
 	if res.Passed {
-		r.rep.Runs = append(r.rep.Runs, report.Run{Seed: res.Seed, Passed: true})
+		r.sum.Passed++
+		return
+	}
+	r.failed.add(res.Seed)
+	r.sum.Classes[res.Class]++
+	if r.failed.n > report.MaxListed {
 		return
 	}
 	run := report.Run{Seed: res.Seed, Class: res.Class, Reason: res.Reason, Node: res.Node, SimNs: res.SimNs, Replay: replay}
-	if r.failed < report.MaxDetailed {
+	if r.failed.n <= report.MaxDetailed {
 		run.Lines, run.Schedule, run.Nodes = res.Lines, res.Schedule, r.nodes
 		if res.CauseLine() >= 0 {
 			run.Excerpt = failureLines(res, 40)
 		}
 	}
-	r.failed++
 	r.rep.Runs = append(r.rep.Runs, run)
+}
+
+// interrupted notes on the page that Ctrl-C stopped the sweep.
+func (r *sweepReport) interrupted(ran, of int) {
+	if r != nil {
+		r.rep.Note = interruptedLine(ran, of)
+	}
 }
 
 // write writes the page and says where, with the sweep's counts.
@@ -155,6 +168,15 @@ func (r *sweepReport) write(w io.Writer) error {
 	if r == nil {
 		return nil
 	}
+	var seeds []string
+	for _, sp := range r.ranges {
+		if sp.a == sp.b {
+			seeds = append(seeds, fmt.Sprint(sp.a))
+		} else {
+			seeds = append(seeds, fmt.Sprintf("%d-%d", sp.a, sp.b))
+		}
+	}
+	r.sum.Seeds = strings.Join(seeds, ", ")
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -165,13 +187,7 @@ func (r *sweepReport) write(w io.Writer) error {
 	if err := fsutil.WriteFile(r.path, page.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	var failed []uint64
-	for _, run := range r.rep.Runs {
-		if !run.Passed {
-			failed = append(failed, run.Seed)
-		}
-	}
 	fmt.Fprintf(w, "report %s: %s, %d passed, %d failed%s\n", displayPath(r.path),
-		plural(len(r.rep.Runs), "seed"), len(r.rep.Runs)-len(failed), len(failed), seedList(failed))
+		plural(r.sum.Total, "seed"), r.sum.Passed, r.failed.n, &r.failed)
 	return nil
 }

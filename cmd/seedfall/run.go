@@ -7,7 +7,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"sync"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
@@ -38,7 +37,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	list := []uint64{*seed}
+	list := engine.OneSeed(*seed)
 	if *seeds != "" {
 		var err error
 		if list, err = parseSeeds(*seeds); err != nil {
@@ -58,34 +57,34 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if *parallel < runtime.NumCPU() {
 		runtime.GOMAXPROCS(*parallel)
 	}
-	ctx := context.Background()
+	// Ctrl-C stops the runs in flight; what finished is printed, and
+	// written to -report, as a whole sweep's would be.
+	ctx, stop := onInterrupt(context.Background(), stderr)
+	defer stop()
 	s, err := open(ctx, cfg, stderr)
 	if err != nil {
-		return err
+		return stoppedBy(ctx, err)
 	}
 	defer s.close()
 	rep := newSweepReport(s, *reportPath)
 	pinnedFailing := 0
 	if *withPinned {
 		if pinnedFailing, err = s.runPinned(ctx, stdout, *asJSON); err != nil {
+			if interrupted(ctx) {
+				fmt.Fprintf(stderr, "%s (while replaying the pinned regressions)\n", interruptedLine(0, list.Len()))
+				return errInterrupted
+			}
 			return err
 		}
 	}
 
 	start := time.Now()
 	// Print in seed order, whatever order the workers finish in.
-	progress := isTerminal(stderr) && !*asJSON && len(list) > 1
+	progress := isTerminal(stderr) && !*asJSON && list.Len() > 1
 	passed, failed := 0, 0
 	var shown time.Time
-	var failedSeeds []uint64
-	var firstErr error
-	s.sweep(ctx, list, *parallel, func(i int, res *engine.Result, err error) {
-		if err != nil {
-			if firstErr == nil {
-				firstErr = fmt.Errorf("seed %d: %w", list[i], err)
-			}
-			return
-		}
+	var failedSeeds seedTally
+	ran, runErr := s.sweep(ctx, list, *parallel, nil, func(res *engine.Result) {
 		rep.add(res, s.replayCommand(res.Seed))
 		cov.add(res)
 		schedule := ""
@@ -93,7 +92,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			passed++
 		} else {
 			failed++
-			failedSeeds = append(failedSeeds, res.Seed)
+			failedSeeds.add(res.Seed)
 			if path, err := s.saveSchedule(res); err != nil {
 				fmt.Fprintf(stderr, "seedfall: could not save the schedule of seed %d: %v\n", res.Seed, err)
 			} else {
@@ -106,7 +105,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		switch {
 		case *asJSON:
 			writeJSON(stdout, res, schedule)
-		case res.Passed && len(list) == 1:
+		case res.Passed && list.Len() == 1:
 			s.printVerdict(stdout, res, "")
 		case !res.Passed && failed <= detailedFailures:
 			s.printVerdict(stdout, res, s.replayCommand(res.Seed))
@@ -114,26 +113,34 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			// Past the first few, one line each keeps a long sweep readable.
 			fmt.Fprintf(stdout, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)
 		}
-		if progress && (time.Since(shown) > 100*time.Millisecond || i+1 == len(list)) {
+		if done := passed + failed; progress && (time.Since(shown) > 100*time.Millisecond || done == list.Len()) {
 			shown = time.Now()
 			el := time.Since(start).Seconds()
-			fmt.Fprintf(stderr, "\r\033[K%d/%d seeds, %.0f seeds/s, %d failed", i+1, len(list), float64(i+1)/el, failed)
+			fmt.Fprintf(stderr, "\r\033[K%d/%d seeds, %.0f seeds/s, %d failed", done, list.Len(), float64(done)/el, failed)
 		}
 	})
 	if progress {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
-	if firstErr != nil {
-		return firstErr
+	if runErr != nil {
+		return runErr
 	}
-	if !*asJSON && len(list) > 1 {
+	stopped := interrupted(ctx) && ran < list.Len()
+	if !*asJSON && list.Len() > 1 {
 		el := time.Since(start)
 		fmt.Fprintf(stdout, "%d seeds: %d passed, %d failed%s in %s (%.0f seeds/s)\n",
-			len(list), passed, failed, seedList(failedSeeds), el.Round(time.Millisecond), float64(len(list))/el.Seconds())
+			ran, passed, failed, &failedSeeds, el.Round(time.Millisecond), float64(ran)/el.Seconds())
 	}
 	unmet := cov.write(stdout, stderr, *asJSON)
+	if stopped {
+		rep.interrupted(ran, list.Len())
+	}
 	if err := rep.write(stderr); err != nil {
 		return err
+	}
+	if stopped {
+		fmt.Fprintln(stderr, interruptedLine(ran, list.Len()))
+		return errInterrupted
 	}
 	if failed > 0 || pinnedFailing > 0 || unmet {
 		return errFailed
@@ -141,61 +148,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// sweep runs the seeds of list, parallel worlds at once, and hands each
-// result to got in seed order, whatever order the runs finish in; got
-// runs on the caller's goroutine. Once ctx is done the seeds not yet
-// started are not run: their error is ctx's.
-func (s *session) sweep(ctx context.Context, list []uint64, parallel int, got func(i int, res *engine.Result, err error)) {
-	results := make([]*engine.Result, len(list))
-	errs := make([]error, len(list))
-	ready := make([]chan struct{}, len(list))
-	for i := range ready {
-		ready[i] = make(chan struct{})
-	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for k := 0; k < parallel && k < len(list); k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if errs[i] = context.Cause(ctx); errs[i] == nil {
-					results[i], errs[i] = s.p.Run(ctx, engine.RunOptions{Seed: list[i]})
-				}
-				close(ready[i])
-			}
-		}()
-	}
-	go func() {
-		for i := range list {
-			next <- i
-		}
-		close(next)
-	}()
-	for i := range list {
-		<-ready[i]
-		res := results[i]
-		results[i] = nil // let the trace go
-		got(i, res, errs[i])
-	}
-	wg.Wait()
-}
-
 // detailedFailures is how many failing seeds of a sweep get their last
 // lines and replay command printed.
 const detailedFailures = 5
-
-func seedList(seeds []uint64) string {
-	if len(seeds) == 0 {
-		return ""
-	}
-	s := " (seeds"
-	for i, x := range seeds {
-		if i == 10 {
-			s += fmt.Sprintf(" and %d more", len(seeds)-10)
-			break
-		}
-		s += fmt.Sprintf(" %d", x)
-	}
-	return s + ")"
-}

@@ -34,10 +34,13 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) error {
 	if *budget < 0 {
 		return fmt.Errorf("-budget %v is negative: give a wall time such as 2m, or 0 for no limit", *budget)
 	}
-	ctx := callContext(stderr)
+	// Ctrl-C ends the shrink like a budget that ran out: the smallest
+	// failing schedule so far is saved and printed.
+	ctx, stop := onInterrupt(callContext(stderr), stderr)
+	defer stop()
 	s, err := open(ctx, cfg, stderr)
 	if err != nil {
-		return err
+		return stoppedBy(ctx, err)
 	}
 	defer s.close()
 
@@ -69,9 +72,13 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if err != nil {
+		if interrupted(ctx) {
+			return fmt.Errorf("%w before seed %d's first run finished: nothing shrunk", errInterrupted, *seed)
+		}
 		return err
 	}
 	wall := time.Since(began)
+	stopped := res.Exhausted && interrupted(ctx)
 
 	if res.Start.Passed {
 		if *asJSON {
@@ -98,12 +105,16 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) error {
 		run := res.Run
 		b, _ := json.Marshal(shrinkJSON{Seed: *seed, Class: run.Class, Reason: run.Reason, Node: run.Node, SimNs: run.SimNs,
 			Digest: run.Digest, ShrunkFrom: sch.ShrunkFrom, Faults: len(sch.Faults), Runs: res.Runs, Exhausted: res.Exhausted,
-			Schedule: displayPath(path), Replay: replay})
+			Schedule: displayPath(path), Replay: replay, Interrupted: stopped})
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
 		fmt.Fprintf(stdout, "seed %d, %s: shrunk to %s in %s (%s real)\n", *seed, what, plural(len(sch.Faults), "fault"),
 			plural(res.Runs, "run"), wallTime(int64(wall)))
-		if res.Exhausted {
+		switch {
+		case stopped:
+			fmt.Fprintf(stdout, "note: interrupted; this is the smallest failing schedule found so far (go on from it: seedfall shrink %s -seed %d -faults %s)\n",
+				s.args, *seed, shellQuote(displayPath(path)))
+		case res.Exhausted:
 			fmt.Fprintf(stdout, "note: the %v budget ran out; this is the smallest failing schedule found so far (raise -budget to go further)\n", *budget)
 		}
 		fmt.Fprintf(stdout, "faults before the failure at %s:\n", simTime(res.Run.SimNs))
@@ -121,6 +132,9 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) error {
 		s.printVerdict(stdout, res.Run, "")
 		fmt.Fprintf(stdout, "wrote %s\n", displayPath(path))
 		fmt.Fprintf(stdout, "replay: %s\n", replay)
+	}
+	if stopped {
+		return errInterrupted
 	}
 	if !res.Run.Passed {
 		return errFailed
@@ -140,6 +154,8 @@ type shrinkJSON struct {
 	Faults     int    `json:"faults"`
 	Runs       int    `json:"shrink_runs"`
 	Exhausted  bool   `json:"exhausted"`
-	Schedule   string `json:"schedule,omitempty"`
-	Replay     string `json:"replay,omitempty"`
+	// Interrupted: Ctrl-C ended the shrink (exhausted is true too).
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Schedule    string `json:"schedule,omitempty"`
+	Replay      string `json:"replay,omitempty"`
 }

@@ -54,6 +54,13 @@ type Result struct {
 	Faults []faults.Fault
 	Events []trace.Line
 	Runs   int
+	// Interrupted is true when the context ended (Ctrl-C) before the
+	// search did. The forks it cut short count for nothing: a moment's
+	// Runs is the forks that finished, and a moment none finished is
+	// left out. After and Inevitable are what the moments whose forks
+	// all finished establish: the failure's own time, when the first
+	// sweep of moments did not finish.
+	Interrupted bool
 }
 
 // Find explains the failure of seed under sch (nil: the faults the seed
@@ -87,9 +94,12 @@ func Find(ctx context.Context, p *engine.Prepared, seed uint64, sch *faults.Sche
 	total := opt.Moments*opt.Branches + opt.Refine*opt.Branches
 	same := func(r *engine.Result) bool { return !r.Passed && r.Class == fail.Class }
 
-	// try forks the run at each moment, Branches ways each.
-	try := func(ats []time.Duration) ([]Moment, error) {
-		ms := make([]Moment, len(ats))
+	// try forks the run at each moment, Branches ways each. When the
+	// context ends (Ctrl-C) the forks cut short count for nothing: a
+	// moment's Runs is the forks that finished, and complete says which
+	// moments ran every fork.
+	try := func(ats []time.Duration) (ms []Moment, complete []bool, err error) {
+		ms = make([]Moment, len(ats))
 		type job struct{ m, b int }
 		jobs := make(chan job)
 		var mu sync.Mutex
@@ -102,70 +112,93 @@ func Find(ctx context.Context, p *engine.Prepared, seed uint64, sch *faults.Sche
 				for j := range jobs {
 					r, err := p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: fork(base, ats[j.m], uint64(j.b+1))})
 					mu.Lock()
-					if err != nil && firstErr == nil {
-						firstErr = err
-					}
-					if err == nil && same(r) {
-						ms[j.m].Failed++
-					}
-					res.Runs++
-					if opt.Progress != nil {
-						opt.Progress(res.Runs, total)
+					switch {
+					case err != nil && ctx.Err() != nil:
+					case err != nil:
+						if firstErr == nil {
+							firstErr = err
+						}
+					default:
+						if same(r) {
+							ms[j.m].Failed++
+						}
+						ms[j.m].Runs++
+						res.Runs++
+						if opt.Progress != nil {
+							opt.Progress(res.Runs, total)
+						}
 					}
 					mu.Unlock()
 				}
 			}()
 		}
+	feed:
 		for m := range ats {
-			ms[m].At, ms[m].Runs = ats[m], opt.Branches
+			ms[m].At = ats[m]
 			for b := 0; b < opt.Branches; b++ {
 				if ctx.Err() != nil {
-					break
+					break feed
 				}
 				jobs <- job{m, b}
 			}
 		}
 		close(jobs)
 		wg.Wait()
-		if firstErr == nil {
-			firstErr = ctx.Err()
+		complete = make([]bool, len(ms))
+		for m := range ms {
+			complete[m] = ms[m].Runs == opt.Branches
 		}
-		return ms, firstErr
+		return ms, complete, firstErr
 	}
 	var ats []time.Duration
 	for i := 0; i < opt.Moments; i++ {
 		ats = append(ats, end*time.Duration(i)/time.Duration(opt.Moments))
 	}
-	ms, err := try(ats)
+	ms, complete, err := try(ats)
 	if err != nil {
 		return nil, err
 	}
-	res.Moments = ms
 	fails := func(m Moment) bool { return float64(m.Failed) >= opt.Threshold*float64(m.Runs) }
 	// The earliest moment from which every later one fails; the failing
-	// run itself counts as failing at its end.
+	// run itself counts as failing at its end. Interrupted, a moment not
+	// every fork of which finished is not known to fail: the latest
+	// moment whose forks all finished and did not fail still bounds the
+	// interval below.
 	lo, hi := time.Duration(-1), end
-	for i := len(ms) - 1; i >= 0; i-- {
-		if !fails(ms[i]) {
+	i := len(ms) - 1
+	for ; i >= 0 && complete[i] && fails(ms[i]); i-- {
+		hi = ms[i].At
+	}
+	for ; i >= 0; i-- {
+		if complete[i] && !fails(ms[i]) {
 			lo = ms[i].At
 			break
 		}
-		hi = ms[i].At
+	}
+	for m := range ms {
+		if ms[m].Runs > 0 {
+			res.Moments = append(res.Moments, ms[m])
+		}
 	}
 	// Halve (lo, hi] while it is wider than a nanosecond.
-	for i := 0; i < opt.Refine && lo >= 0 && hi-lo > 1; i++ {
+	for i := 0; i < opt.Refine && lo >= 0 && hi-lo > 1 && ctx.Err() == nil; i++ {
 		mid := lo + (hi-lo)/2
-		m, err := try([]time.Duration{mid})
+		m, complete, err := try([]time.Duration{mid})
 		if err != nil {
 			return nil, err
 		}
-		res.Moments = append(res.Moments, m[0])
-		if fails(m[0]) {
+		if m[0].Runs > 0 {
+			res.Moments = append(res.Moments, m[0])
+		}
+		switch {
+		case !complete[0]:
+		case fails(m[0]):
 			hi = mid
-		} else {
+		default:
 			lo = mid
 		}
 	}
+	res.Interrupted = ctx.Err() != nil
 	slices.SortStableFunc(res.Moments, func(a, b Moment) int { return int(a.At - b.At) })
 	res.After, res.Inevitable = max(lo, 0), hi
 	for _, f := range base.Faults {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
@@ -70,5 +71,44 @@ func TestCauseOfAPass(t *testing.T) {
 	_, err := Find(context.Background(), p, 1, nil, Options{Moments: 2, Branches: 1})
 	if err == nil || err.Error() != `seed 1 passes (every workload exited 0): there is no failure to explain` {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// Interrupted (Ctrl-C), cause returns what it established: the moments
+// whose forks finished, and an interval that still holds the crash.
+func TestCauseInterrupted(t *testing.T) {
+	p := prepare(t, "../../examples/kvlog/seedfall.json")
+	whole, err := Find(context.Background(), p, 1, nil, Options{Moments: 8, Branches: 4, Parallel: 2})
+	if err != nil || whole.Interrupted {
+		t.Fatal(err, whole.Interrupted)
+	}
+	for _, after := range []int{5, 8 * 4, 8*4 + 2} {
+		ctx, cancel := context.WithCancel(context.Background())
+		res, err := Find(ctx, p, 1, nil, Options{Moments: 8, Branches: 4, Parallel: 2, Progress: func(done, total int) {
+			if done == after {
+				cancel()
+			}
+		}})
+		cancel()
+		if err != nil {
+			t.Fatalf("after %d runs: %v", after, err)
+		}
+		if !res.Interrupted || res.Runs < after || res.Runs > after+2 {
+			t.Errorf("after %d runs: interrupted %v, %d runs", after, res.Interrupted, res.Runs)
+		}
+		n := 0
+		for _, m := range res.Moments {
+			if m.Runs < 1 || m.Runs > 4 || m.Failed > m.Runs {
+				t.Errorf("after %d runs: moment %+v", after, m)
+			}
+			n += m.Runs
+		}
+		if n != res.Runs {
+			t.Errorf("after %d runs: the moments count %d forks, the result %d", after, n, res.Runs)
+		}
+		if !(res.After <= whole.After && whole.Inevitable <= res.Inevitable) || res.Inevitable > time.Duration(res.Failure.SimNs) {
+			t.Errorf("after %d runs: (%v, %v] does not hold (%v, %v], the interval of the whole search", after, res.After, res.Inevitable, whole.After, whole.Inevitable)
+		}
+		t.Logf("after %d runs: %d moments, (%v, %v]", after, len(res.Moments), res.After, res.Inevitable)
 	}
 }

@@ -2,9 +2,11 @@ package shrink
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -148,5 +150,51 @@ func TestSplit(t *testing.T) {
 		if got := strings.Join(parts, "|"); got != tc.want {
 			t.Errorf("split into %d: %q, want %q", tc.n, got, tc.want)
 		}
+	}
+}
+
+// A context cancelled mid-shrink (Ctrl-C) ends it like a budget: the runs
+// it cut short count for nothing, and the result is the smallest failing
+// schedule so far, with its whole run.
+func TestShrinkModelInterrupted(t *testing.T) {
+	for _, par := range []int{1, 4} {
+		ctx, cancel := context.WithCancel(context.Background())
+		calls := 0
+		var mu sync.Mutex
+		cut := func(ctx context.Context, sch *faults.Schedule) (*engine.Result, error) {
+			mu.Lock()
+			calls++
+			n := calls
+			mu.Unlock()
+			if n == 12 {
+				cancel()
+			}
+			if n >= 12 {
+				return nil, fmt.Errorf("run stopped: %w", ctx.Err())
+			}
+			return model(ctx, sch)
+		}
+		res, err := shrink(ctx, cut, 20*time.Second, 7, modelStart(), Options{Parallel: par})
+		if err != nil {
+			t.Fatalf("parallel %d: %v", par, err)
+		}
+		if !res.Exhausted || res.Runs >= 12 || res.Runs < 2 {
+			t.Errorf("parallel %d: exhausted %v after %d runs", par, res.Exhausted, res.Runs)
+		}
+		if got, err := model(context.Background(), res.Schedule); err != nil || got.Passed || got.Class != engine.ClassWorkload || res.Run.Class != engine.ClassWorkload {
+			t.Errorf("parallel %d: the schedule so far must still fail like the start:\n%s", par, key(res.Schedule))
+		}
+		if len(res.Schedule.Faults) >= 9 {
+			t.Logf("parallel %d: nothing removed before the interrupt (%d faults)", par, len(res.Schedule.Faults))
+		}
+	}
+	// Cut short in its first run, there is nothing to shrink: an error.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := shrink(ctx, func(ctx context.Context, sch *faults.Schedule) (*engine.Result, error) {
+		return nil, ctx.Err()
+	}, 20*time.Second, 7, modelStart(), Options{})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("interrupted first run: %v", err)
 	}
 }

@@ -59,7 +59,9 @@ type Result struct {
 	// so the figure does not depend on Options.Parallel.
 	Runs int
 	// Exhausted is true when the budget ran out (or the context ended)
-	// before shrinking finished: Schedule is the best found so far.
+	// before shrinking finished: Schedule is the best found so far. Runs
+	// the context cut short count for nothing; Schedule and Run are
+	// always a schedule and the whole run of it.
 	Exhausted bool
 }
 
@@ -168,6 +170,10 @@ func (s *shrinker) stopped() bool {
 	return s.exhausted
 }
 
+// broken reports whether the last runAll left a candidate without a
+// result: an error, or the context ended during a run.
+func (s *shrinker) broken() bool { return s.err != nil || s.exhausted && s.ctx.Err() != nil }
+
 // same reports whether a run fails the way the starting run did.
 func (s *shrinker) same(r *engine.Result) bool {
 	return !r.Passed && r.Class == s.want.Class && r.Node == s.want.Node
@@ -180,7 +186,8 @@ func (s *shrinker) report() {
 }
 
 // runAll runs the candidates that are not cached, up to Parallel at once,
-// and returns every candidate's result (nil after an error).
+// and returns every candidate's result (nil after an error, or for a run
+// the context cut short: then s.broken() is true).
 func (s *shrinker) runAll(cands []*faults.Schedule) []*engine.Result {
 	out := make([]*engine.Result, len(cands))
 	keys := make([]string, len(cands))
@@ -205,7 +212,12 @@ func (s *shrinker) runAll(cands []*faults.Schedule) []*engine.Result {
 			r, err := s.run(s.ctx, c)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
+			switch {
+			case err != nil && s.ctx.Err() != nil:
+				// Cut short (Ctrl-C): the shrink ends with the best so far.
+				s.exhausted = true
+				return
+			case err != nil:
 				if s.err == nil {
 					s.err = err
 				}
@@ -247,7 +259,7 @@ func (s *shrinker) first(cands []*faults.Schedule) int {
 		}
 		batch := cands[i:min(i+s.par, len(cands))]
 		res := s.runAll(batch)
-		if s.err != nil {
+		if s.broken() {
 			return -1
 		}
 		for j, r := range res {
@@ -294,7 +306,7 @@ func (s *shrinker) lowest(lo, hi int64, cand func(int64) *faults.Schedule) int64
 			cands[i] = cand(p)
 		}
 		res := s.runAll(cands)
-		if s.err != nil {
+		if s.broken() {
 			return top
 		}
 		for lo < hi {

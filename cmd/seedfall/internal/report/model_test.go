@@ -329,3 +329,36 @@ func TestWriteManyFailures(t *testing.T) {
 		t.Error("the failures past the detailed ones are not listed")
 	}
 }
+
+// A long sweep's page counts what passed and lists the failures it kept,
+// with a note such as that it was interrupted.
+func TestWriteSummary(t *testing.T) {
+	f := failing()
+	rep := Report{Title: "t", Runs: []Run{f}, Note: "interrupted: 3000000 of 100000000 seeds ran",
+		Summary: &Summary{Seeds: "1-3000000", Total: 3_000_000, Passed: 2_999_990, Classes: map[string]int{"workload": 10}}}
+	var b bytes.Buffer
+	if err := Write(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		"<td>3000000 (1-3000000)</td>",
+		`<td class="pass">2999990</td>`,
+		`<td class="fail">10</td>`,
+		`<tr class="cls"><th>workload</th><td>10: <a href="#seed-7">7</a></td></tr>`,
+		`<p class="note">interrupted: 3000000 of 100000000 seeds ran</p>`,
+		`<section class="run" id="seed-7">`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	rep = Report{Summary: &Summary{Seeds: "1-5", Total: 5, Passed: 5}, Note: "interrupted: 5 of 9 seeds ran"}
+	b.Reset()
+	if err := Write(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Every seed that ran passed.") {
+		t.Error("an interrupted sweep that passed says so")
+	}
+}

@@ -22,8 +22,28 @@ import (
 type Report struct {
 	Title  string // the page's heading
 	Config string // the world, as flags: -c seedfall.json -profile ci
-	Runs   []Run  // every seed, in the order they were asked for
+	Runs   []Run  // every seed, in the order they were asked for; with a Summary, the failures listed
+	// Summary, when not nil, counts the sweep: a long sweep keeps its
+	// failures in Runs (the first MaxListed) and only counts the seeds
+	// that passed, so that the page costs memory per failure, not per
+	// seed.
+	Summary *Summary
+	// Note, when not "", is shown under the summary: that the sweep was
+	// interrupted, say.
+	Note string
 }
+
+// Summary is a sweep's counts, for a Report that does not list every seed.
+type Summary struct {
+	Seeds   string         // the seeds that ran, as ranges: "1-20, 31"
+	Total   int            // seeds that ran
+	Passed  int            // of them, those that passed
+	Classes map[string]int // failing seeds by class
+}
+
+// MaxListed is how many failing seeds a page lists, one a line, after the
+// detailed ones; the rest are counted.
+const MaxListed = 10_000
 
 // Run is one seed's outcome. A passing run needs only Seed and Passed.
 type Run struct {
@@ -73,16 +93,19 @@ type view struct {
 	CSS      template.CSS
 	JS       template.JS
 	Seeds    string // "1-20" or "2-3, 9"
+	Total    int    // seeds
 	Passed   int
-	Failed   []Run
+	Failed   int
 	Classes  []classCount
 	Detailed []detail
 	Rest     []Run // failures past MaxDetailed
+	Unlisted int   // failures past MaxListed: counted, not listed
 }
 
 type classCount struct {
 	Class string
-	Seeds []uint64
+	Count int
+	Seeds []uint64 // the first listed
 }
 
 type detail struct {
@@ -108,24 +131,39 @@ type tailLine struct {
 
 // Write renders the page.
 func Write(w io.Writer, r Report) error {
-	v := view{Report: r, CSS: template.CSS(css), JS: template.JS(js), Seeds: seedRanges(r.Runs)}
+	v := view{Report: r, CSS: template.CSS(css), JS: template.JS(js)}
 	byClass := map[string][]uint64{}
+	var failed []Run
 	for _, run := range r.Runs {
 		if run.Passed {
 			v.Passed++
 			continue
 		}
-		v.Failed = append(v.Failed, run)
+		failed = append(failed, run)
 		c := cmp.Or(run.Class, "unknown")
 		byClass[c] = append(byClass[c], run.Seed)
 	}
-	for c, seeds := range byClass {
-		v.Classes = append(v.Classes, classCount{c, seeds})
+	counts := map[string]int{}
+	if sum := r.Summary; sum != nil {
+		v.Seeds, v.Total, v.Passed = sum.Seeds, sum.Total, sum.Passed
+		v.Failed = sum.Total - sum.Passed
+		v.Unlisted = v.Failed - len(failed)
+		for c, n := range sum.Classes {
+			counts[cmp.Or(c, "unknown")] += n
+		}
+	} else {
+		v.Seeds, v.Total, v.Failed = seedRanges(r.Runs), len(r.Runs), len(failed)
+		for c, seeds := range byClass {
+			counts[c] = len(seeds)
+		}
+	}
+	for c, n := range counts {
+		v.Classes = append(v.Classes, classCount{c, n, byClass[c]})
 	}
 	slices.SortFunc(v.Classes, func(a, b classCount) int { return strings.Compare(a.Class, b.Class) })
-	for i, run := range v.Failed {
+	for i, run := range failed {
 		if i >= MaxDetailed {
-			v.Rest = v.Failed[i:]
+			v.Rest = failed[i:]
 			break
 		}
 		v.Detailed = append(v.Detailed, detailOf(run))

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// errInterrupted is the cause of a context Ctrl-C cancelled. A command
+// returns it bare once it has printed and written what finished before;
+// wrapped (a run of seed 3 stopped at 1.2s: interrupted), it says where
+// the command was when nothing had finished.
+var errInterrupted = errors.New("interrupted")
+
+// onInterrupt returns a context the first SIGINT or SIGTERM cancels, with
+// errInterrupted as its cause: the runs in flight stop within a moment,
+// and the command then shows what finished. A second signal exits at once
+// with status 130. stop restores the default handling.
+//
+// A command seedfall mcp runs for a tool call (stderr an engineKeeper) is
+// not the process's: it gets ctx as it is.
+func onInterrupt(ctx context.Context, stderr io.Writer) (_ context.Context, stop func()) {
+	if _, ok := stderr.(engineKeeper); ok {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+			cancel(errInterrupted)
+		case <-done:
+			return
+		}
+		select {
+		case <-sig:
+			os.Exit(exitInterrupted)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// interrupted reports whether ctx was cancelled by onInterrupt's signal.
+func interrupted(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errInterrupted)
+}
+
+// stoppedBy is err, or, when Ctrl-C caused it (a build or a run cut short
+// before anything finished), an error that says only "interrupted".
+func stoppedBy(ctx context.Context, err error) error {
+	if err != nil && interrupted(ctx) {
+		return fmt.Errorf("%w", errInterrupted)
+	}
+	return err
+}
