@@ -23,6 +23,7 @@ import (
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("seedfall "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = commandUsage(name, fs) // help.go
 	return fs
 }
 
@@ -345,6 +346,10 @@ type jsonResult struct {
 	History *engine.HistorySummary `json:"history,omitempty"`
 	// Properties: each sim assertion the run reached, with its counts.
 	Properties []engine.Property `json:"properties,omitempty"`
+	// Seedfall is the version that ran the seed (seedfall version): a
+	// digest is the same on any machine for the same version. Lines of
+	// run -json and replay -json carry it.
+	Seedfall string `json:"seedfall,omitempty"`
 }
 
 func newJSONResult(res *engine.Result, schedule string) jsonResult {
@@ -354,7 +359,9 @@ func newJSONResult(res *engine.Result, schedule string) jsonResult {
 }
 
 func writeJSON(w io.Writer, res *engine.Result, schedule string) {
-	b, _ := json.Marshal(newJSONResult(res, schedule))
+	r := newJSONResult(res, schedule)
+	r.Seedfall = seedfallVersion()
+	b, _ := json.Marshal(r)
 	fmt.Fprintf(w, "%s\n", b)
 }
 

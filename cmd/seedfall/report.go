@@ -122,7 +122,7 @@ func newSweepReport(s *session, path string) *sweepReport {
 	if path == "" {
 		return nil
 	}
-	r := &sweepReport{path: path, rep: report.Report{Title: "seedfall report: " + s.configName(), Config: s.args}}
+	r := &sweepReport{path: path, rep: report.Report{Title: "seedfall report: " + s.configName(), Config: s.args, Version: seedfallVersion()}}
 	for _, p := range s.w.Programs() {
 		r.nodes = append(r.nodes, p.Name)
 	}

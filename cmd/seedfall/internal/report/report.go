@@ -22,6 +22,9 @@ import (
 type Report struct {
 	Title  string // the page's heading
 	Config string // the world, as flags: -c seedfall.json -profile ci
+	// Version is the seedfall that ran the sweep (seedfall version), as
+	// the page's footnote; "" leaves it out.
+	Version string
 	Runs   []Run  // every seed, in the order they were asked for
 }
 
