@@ -25,7 +25,7 @@ type Report struct {
 	// Version is the seedfall that ran the sweep (seedfall version), as
 	// the page's footnote; "" leaves it out.
 	Version string
-	Runs   []Run  // every seed, in the order they were asked for
+	Runs    []Run // every seed, in the order they were asked for
 }
 
 // Run is one seed's outcome. A passing run needs only Seed and Passed.
