@@ -27,22 +27,13 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses and refuses stray arguments.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags go before it? see -h)", fs.Arg(0))
-	}
-	return nil
-}
-
 // worldArgs are the flags that name a world, shared by every command that
 // loads one: -c, -profile and -set.
 type worldArgs struct {
 	cfg, profile *string
 	sets         setFlags
+	given        bool  // -c or the world file as an argument (worldfile.go)
+	missing      error // no world file given, and none found up the tree
 }
 
 // setFlags collects repeated -set flags in order.
@@ -52,7 +43,9 @@ func (s *setFlags) String() string     { return strings.Join(*s, " ") }
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 func worldFlags(fs *flag.FlagSet) *worldArgs {
-	a := &worldArgs{cfg: fs.String("c", "seedfall.json", "the world file")}
+	cfg := defaultWorld
+	a := &worldArgs{cfg: &cfg}
+	fs.Var(worldFileFlag{a}, "c", "the world `file`, also given as the first argument (default: "+defaultWorld+" here, else in the nearest directory above, up to the repository root)")
 	a.profile = fs.String("profile", "", "merge this entry of the world file's \"profiles\" over the world")
 	fs.Var(&a.sets, "set", "override a field, as path=value: a JSON value or a bare string, such as faults.crash_per_sec=0.5 (repeatable)")
 	return a
@@ -61,6 +54,9 @@ func worldFlags(fs *flag.FlagSet) *worldArgs {
 // load reads the world file with its profile and overrides. A .star
 // world is the `world` global of the script.
 func (a *worldArgs) load() (*world.World, error) {
+	if a.missing != nil {
+		return nil, a.missing
+	}
 	o := world.Options{Profile: *a.profile, Set: a.sets}
 	if strings.HasSuffix(*a.cfg, ".star") {
 		return starlark.LoadWorldWith(*a.cfg, starlark.Options{Stdout: os.Stderr}, o)
