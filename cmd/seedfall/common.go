@@ -128,14 +128,19 @@ func open(ctx context.Context, wa *worldArgs, stderr io.Writer) (*session, error
 		return &session{cfg: *wa.cfg, args: wa.String(), stderr: stderr, w: w, e: e, p: p, kept: true}, nil
 	}
 	progress := func(string) {}
+	logp := startLogProgress(stderr) // logprogress.go
 	if isTerminal(stderr) {
 		progress = func(msg string) { fmt.Fprintf(stderr, "\r\033[K%s...", msg) }
+	} else if logp != nil {
+		progress = logp.build
 	}
 	e, err := engine.New(ctx, engine.Options{Progress: progress})
 	if err != nil {
+		logp.end()
 		return nil, err
 	}
 	p, err := e.Prepare(ctx, w)
+	logp.end()
 	if isTerminal(stderr) {
 		fmt.Fprint(stderr, "\r\033[K")
 	}

@@ -79,7 +79,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	var shown time.Time
 	var failedSeeds []uint64
 	var firstErr error
+	var logp *logProgress
+	if len(list) > 1 {
+		logp = startLogProgress(stderr) // logprogress.go: when stderr is not a terminal
+	}
 	s.sweep(ctx, list, *parallel, func(i int, res *engine.Result, err error) {
+		defer func() { logp.seeds(i+1, len(list), failed) }()
 		if err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("seed %d: %w", list[i], err)
@@ -120,6 +125,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "\r\033[K%d/%d seeds, %.0f seeds/s, %d failed", i+1, len(list), float64(i+1)/el, failed)
 		}
 	})
+	logp.end()
 	if progress {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
