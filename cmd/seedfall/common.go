@@ -23,18 +23,8 @@ import (
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("seedfall "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = commandUsage(name, fs) // help.go
 	return fs
-}
-
-// parseFlags parses and refuses stray arguments.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags go before it? see -h)", fs.Arg(0))
-	}
-	return nil
 }
 
 // worldArgs are the flags that name a world, shared by every command that
@@ -42,6 +32,8 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 type worldArgs struct {
 	cfg, profile *string
 	sets         setFlags
+	given        bool  // -c or the world file as an argument (worldfile.go)
+	missing      error // no world file given, and none found up the tree
 }
 
 // setFlags collects repeated -set flags in order.
@@ -51,7 +43,9 @@ func (s *setFlags) String() string     { return strings.Join(*s, " ") }
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 func worldFlags(fs *flag.FlagSet) *worldArgs {
-	a := &worldArgs{cfg: fs.String("c", "seedfall.json", "the world file")}
+	cfg := defaultWorld
+	a := &worldArgs{cfg: &cfg}
+	fs.Var(worldFileFlag{a}, "c", "the world `file`, also given as the first argument (default: "+defaultWorld+" here, else in the nearest directory above, up to the repository root)")
 	a.profile = fs.String("profile", "", "merge this entry of the world file's \"profiles\" over the world")
 	fs.Var(&a.sets, "set", "override a field, as path=value: a JSON value or a bare string, such as faults.crash_per_sec=0.5 (repeatable)")
 	return a
@@ -60,6 +54,9 @@ func worldFlags(fs *flag.FlagSet) *worldArgs {
 // load reads the world file with its profile and overrides. A .star
 // world is the `world` global of the script.
 func (a *worldArgs) load() (*world.World, error) {
+	if a.missing != nil {
+		return nil, a.missing
+	}
 	o := world.Options{Profile: *a.profile, Set: a.sets}
 	if strings.HasSuffix(*a.cfg, ".star") {
 		return starlark.LoadWorldWith(*a.cfg, starlark.Options{Stdout: os.Stderr}, o)
@@ -131,14 +128,19 @@ func open(ctx context.Context, wa *worldArgs, stderr io.Writer) (*session, error
 		return &session{cfg: *wa.cfg, args: wa.String(), stderr: stderr, w: w, e: e, p: p, kept: true}, nil
 	}
 	progress := func(string) {}
+	logp := startLogProgress(stderr) // logprogress.go
 	if isTerminal(stderr) {
 		progress = func(msg string) { fmt.Fprintf(stderr, "\r\033[K%s...", msg) }
+	} else if logp != nil {
+		progress = logp.build
 	}
 	e, err := engine.New(ctx, engine.Options{Progress: progress})
 	if err != nil {
+		logp.end()
 		return nil, err
 	}
 	p, err := e.Prepare(ctx, w)
+	logp.end()
 	if isTerminal(stderr) {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -345,6 +347,10 @@ type jsonResult struct {
 	History *engine.HistorySummary `json:"history,omitempty"`
 	// Properties: each sim assertion the run reached, with its counts.
 	Properties []engine.Property `json:"properties,omitempty"`
+	// Seedfall is the version that ran the seed (seedfall version): a
+	// digest is the same on any machine for the same version. Lines of
+	// run -json and replay -json carry it.
+	Seedfall string `json:"seedfall,omitempty"`
 }
 
 func newJSONResult(res *engine.Result, schedule string) jsonResult {
@@ -354,7 +360,9 @@ func newJSONResult(res *engine.Result, schedule string) jsonResult {
 }
 
 func writeJSON(w io.Writer, res *engine.Result, schedule string) {
-	b, _ := json.Marshal(newJSONResult(res, schedule))
+	r := newJSONResult(res, schedule)
+	r.Seedfall = seedfallVersion()
+	b, _ := json.Marshal(r)
 	fmt.Fprintf(w, "%s\n", b)
 }
 

@@ -89,7 +89,7 @@ type docBlock struct {
 	fileTo     string   // file=: the block's text is this file's content
 	txtar      []string // txtar=: archives (repository paths) extracted first
 	body       []string // the block's lines, for file=
-	annotation int // 1-based line of the first annotation, 0 when none
+	annotation int      // 1-based line of the first annotation, 0 when none
 }
 
 var (
@@ -180,7 +180,13 @@ var (
 		{regexp.MustCompile(`\bin ` + durPat + ` \([0-9.]+ seeds/s\)`), "in <T> (<N> seeds/s)"},
 		{regexp.MustCompile(`"wall_ns":[0-9]+`), `"wall_ns":<N>`},
 		{regexp.MustCompile(`(\d+ runs?, [a-z_]+), ` + durPat + `;`), "$1, <T>;"},
+		{regexp.MustCompile(`"seedfall":"[^"]*"`), `"seedfall":"<V>"`},
+		{regexp.MustCompile(`^seedfall \S+ \((?:commit [0-9a-f]+(?:\+dirty)?, )?go\S+ \S+/\S+\)$`), "seedfall <VERSION>"},
 	}
+	// progressRe is a line a slow build or sweep prints every few seconds
+	// to a stderr that is not a terminal (logprogress.go): how many there
+	// are depends on the machine, so transcripts leave them out.
+	progressRe = regexp.MustCompile(`(?m)^seedfall: .* \([0-9]+s\)\n`)
 )
 
 // keepWall returns got with the wall times of want, when both have the same
@@ -444,10 +450,11 @@ func docShell(b *docBlock, cmd, dir string, env []string) ([]byte, error) {
 	c.Stdout, c.Stderr = &out, &out
 	c.WaitDelay = 10 * time.Second
 	err := c.Run()
+	got := progressRe.ReplaceAll(out.Bytes(), nil)
 	if ctx.Err() != nil {
-		return out.Bytes(), fmt.Errorf("timed out after %v", timeout)
+		return got, fmt.Errorf("timed out after %v", timeout)
 	}
-	return out.Bytes(), err
+	return got, err
 }
 
 // matchOutput compares a command's output with what the document shows. A

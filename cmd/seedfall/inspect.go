@@ -45,7 +45,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	printSource(stdout, *seed, sch, from)
-	s.printVerdict(stdout, res, "")
+	s.printStopVerdict(stdout, res, *at) // stopped.go
 	for _, nd := range res.Disks {
 		if *node == "" || nd.Node == *node {
 			writeDisk(stdout, nd.Node, nd.Disk, time.Duration(res.SimNs))

@@ -17,9 +17,9 @@ func usage() string {
 	var b strings.Builder
 	b.WriteString("seedfall: deterministic simulation testing for Go services\n\nusage:\n")
 	for _, c := range commands {
-		fmt.Fprintf(&b, "  seedfall %-8s %s\n", c.name, c.synopsis)
+		b.WriteString(strings.TrimRight(fmt.Sprintf("  seedfall %-8s %s", c.name, c.synopsis), " ") + "\n")
 	}
-	b.WriteString("\nRun 'seedfall <command> -h' for a command's flags.\n")
+	b.WriteString("\nRun 'seedfall help <command>' (or 'seedfall <command> -h') for what a command does and its flags.\n")
 	return b.String()
 }
 
@@ -70,7 +70,7 @@ func main() {
 
 // Main runs the command line and returns the exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || len(args) == 1 && args[0] == "help" {
 		fmt.Fprint(stdout, usage())
 		if len(args) == 0 {
 			return exitUsage
@@ -99,10 +99,6 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	var names []string
-	for _, c := range commands {
-		names = append(names, c.name)
-	}
-	fmt.Fprintf(stderr, "seedfall: unknown command %q (commands: %s)\n", args[0], strings.Join(names, ", "))
+	fmt.Fprintf(stderr, "seedfall: %v\n", unknownCommand(args[0]))
 	return exitUsage
 }

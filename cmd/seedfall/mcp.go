@@ -141,13 +141,6 @@ func (m *mcpServer) server() *mcp.Server {
 
 func ptr[T any](v T) *T { return &v }
 
-func seedfallVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
-	}
-	return "(devel)"
-}
-
 const mcpInstructions = `seedfall runs Go programs as nodes of a simulated world and injects faults from a seed; a failing seed replays exactly. ` +
 	`Start with seedfall_run over a range of seeds; for a failing seed, seedfall_replay or seedfall_logs show what happened, ` +
 	`seedfall_shrink keeps only the faults the failure needs, seedfall_cause finds when it became inevitable, seedfall_debug shows the world at a moment, ` +

@@ -116,7 +116,7 @@ func newSweepReport(s *session, path string) *sweepReport {
 	if path == "" {
 		return nil
 	}
-	r := &sweepReport{path: path, rep: report.Report{Title: "seedfall report: " + s.configName(), Config: s.args}}
+	r := &sweepReport{path: path, rep: report.Report{Title: "seedfall report: " + s.configName(), Config: s.args, Version: seedfallVersion()}}
 	r.rep.Summary = &r.sum
 	r.sum.Classes = map[string]int{}
 	for _, p := range s.w.Programs() {

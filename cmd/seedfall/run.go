@@ -84,7 +84,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	passed, failed := 0, 0
 	var shown time.Time
 	var failedSeeds seedTally
+	var logp *logProgress
+	if list.Len() > 1 {
+		logp = startLogProgress(stderr) // logprogress.go: when stderr is not a terminal
+	}
 	ran, runErr := s.sweep(ctx, list, *parallel, nil, func(res *engine.Result) {
+		defer func() { logp.seeds(passed+failed, list.Len(), failed) }()
 		rep.add(res, s.replayCommand(res.Seed))
 		cov.add(res)
 		schedule := ""
@@ -119,6 +124,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "\r\033[K%d/%d seeds, %.0f seeds/s, %d failed", done, list.Len(), float64(done)/el, failed)
 		}
 	})
+	logp.end()
 	if progress {
 		fmt.Fprint(stderr, "\r\033[K")
 	}

@@ -223,7 +223,7 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 		if len(bytes.TrimSpace(output)) == 0 {
 			output = []byte(err.Error())
 		}
-		return nil, p.userErr("%s%s", cleanOutput(string(output)), b.compatHint(ctx, p, req, env, output))
+		return nil, p.userErr("%s%s", cleanOutput(string(output)), b.buildHint(ctx, p, req, env, output)) // nativehint.go
 	}
 	bin, err := os.ReadFile(out)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

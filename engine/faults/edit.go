@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/seedfall/seedfall/engine/world"
 )
 
 // Edits are the changes `seedfall faults` makes to a schedule. Positions
@@ -169,7 +171,7 @@ type checkRun struct {
 func (f Fault) rules(programs []string, run checkRun) []error {
 	k, ok := kinds[f.Kind]
 	if !ok {
-		return []error{fmt.Errorf("unknown fault kind %q (this build knows: %s)", f.Kind, strings.Join(Known(), ", "))}
+		return []error{unknownKind(f.Kind)}
 	}
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -259,4 +261,13 @@ func opNoun(kind string) string {
 		return "node crash"
 	}
 	return "disk op"
+}
+
+// unknownKind says a fault kind does not exist, and which one was meant
+// when the name is a slip of one ("partiton"), else which kinds exist.
+func unknownKind(kind string) error {
+	if s := world.Suggest(kind, Known()); s != "" {
+		return fmt.Errorf("unknown fault kind %q (did you mean %q?)", kind, s)
+	}
+	return fmt.Errorf("unknown fault kind %q (this build knows: %s)", kind, strings.Join(Known(), ", "))
 }

@@ -147,7 +147,7 @@ func TestCheckTable(t *testing.T) {
 		want string // "" means the fault passes
 	}{
 		{row: "kind is known", f: Fault{At: ms, Kind: "pauze", Node: "server"},
-			want: `fault 2 (pauze): unknown fault kind "pauze" (this build knows: `},
+			want: `fault 2 (pauze): unknown fault kind "pauze" (did you mean "pause"?)`},
 		{row: "nodes of the config: node", f: Fault{At: ms, Kind: "pause", Node: "srv", Until: 2 * ms},
 			want: `fault 2 (pause): node "srv" is not in the world (it has server, client, n3)`},
 		{row: "nodes of the config: from/to", f: Fault{At: ms, Kind: "clog", From: "server", To: "nobody", Mode: "stop", Until: 2 * ms},

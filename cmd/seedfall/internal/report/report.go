@@ -22,7 +22,10 @@ import (
 type Report struct {
 	Title  string // the page's heading
 	Config string // the world, as flags: -c seedfall.json -profile ci
-	Runs   []Run  // every seed, in the order they were asked for; with a Summary, the failures listed
+	// Version is the seedfall that ran the sweep (seedfall version), as
+	// the page's footnote; "" leaves it out.
+	Version string
+	Runs    []Run // every seed, in the order they were asked for; with a Summary, the failures listed
 	// Summary, when not nil, counts the sweep: a long sweep keeps its
 	// failures in Runs (the first MaxListed) and only counts the seeds
 	// that passed, so that the page costs memory per failure, not per
