@@ -96,7 +96,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 
 	path := *out
 	if path == "" {
-		path = filepath.Join(s.w.Dir, ".seedfall", "report.html")
+		path = filepath.Join(artifactDir(s.w), "report.html")
 	}
 	rep := newSweepReport(s, path)
 	for i, res := range results {
