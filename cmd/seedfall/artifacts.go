@@ -59,11 +59,10 @@ type saved struct {
 // world as sch (a second shrink, say: the note says so). A shrunk or
 // explored schedule, or another world's, is never replaced by a
 // different kind of artifact.
-func (s *session) saveKeeping(path, tag string, sch *faults.Schedule, from string) (saved, error) {
-	b, err := sch.MarshalJSON()
-	if err != nil {
-		return saved{}, err
-	}
+//
+// worldOf, when not nil, names the world file saved beside the schedule
+// at a path: the schedule's config is set to it for each name tried.
+func (s *session) saveKeeping(path, tag string, sch *faults.Schedule, from string, worldOf func(string) string) (saved, error) {
 	var out saved
 	base := strings.TrimSuffix(path, ".faults.json")
 	for i := 1; ; i++ {
@@ -73,6 +72,13 @@ func (s *session) saveKeeping(path, tag string, sch *faults.Schedule, from strin
 			p = base + "." + tag + ".faults.json"
 		case i > 2:
 			p = fmt.Sprintf("%s.%s.%d.faults.json", base, tag, i-1)
+		}
+		if worldOf != nil {
+			sch.Config = filepath.Base(worldOf(p))
+		}
+		b, err := sch.MarshalJSON()
+		if err != nil {
+			return saved{}, err
 		}
 		ok, what, repl := s.mayReplace(p, b, sch, from)
 		if ok {
@@ -107,8 +113,11 @@ func (s *session) mayReplace(p string, b []byte, sch *faults.Schedule, from stri
 		return true, "", ""
 	case own && kind == scheduleKind(sch):
 		return true, "", fmt.Sprintf("the %s schedule of %s it held", kind, plural(len(prev.Faults), "fault"))
-	case !own:
+	case kind == "drawn":
 		return false, "the schedule of " + prev.Config, ""
+	}
+	if kind == "explored" {
+		return false, "an explored schedule", ""
 	}
 	return false, "a " + kind + " schedule", ""
 }

@@ -176,7 +176,7 @@ func (s *session) saveSchedule(res *engine.Result) (string, error) {
 			return "", err
 		}
 	}
-	sv, err := s.saveKeeping(s.schedulePath(res.Seed), "run", &sch, "")
+	sv, err := s.saveKeeping(s.schedulePath(res.Seed), "run", &sch, "", nil)
 	if err != nil {
 		return "", err
 	}

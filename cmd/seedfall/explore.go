@@ -207,27 +207,21 @@ func (s *session) saveFailure(r *starlark.Run, k int) (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
-	other := !bytes.Equal(own, theirs)
-	if other {
-		sch.Config = base + ".world.json"
+	// A world of its own is named after the schedule that needs it, so
+	// that a schedule kept in place keeps its world too.
+	var worldOf func(string) string
+	if !bytes.Equal(own, theirs) {
+		worldOf = func(p string) string { return strings.TrimSuffix(p, ".faults.json") + ".world.json" }
 	}
-	sv, err := s.saveKeeping(filepath.Join(dir, base+".faults.json"), "explore", &sch, "")
+	sv, err := s.saveKeeping(filepath.Join(dir, base+".faults.json"), "explore", &sch, "", worldOf)
 	if err != nil {
 		return "", "", err
 	}
 	s.noteSaved(sv)
-	if other {
-		// The world is named after the schedule that needs it, so that a
-		// kept schedule keeps its world too.
-		wpath := strings.TrimSuffix(sv.path, ".faults.json") + ".world.json"
+	if worldOf != nil {
+		wpath := worldOf(sv.path)
 		if err := fsutil.WriteFile(wpath, theirs, 0o644); err != nil {
 			return "", "", err
-		}
-		if name := filepath.Base(wpath); name != sch.Config {
-			sch.Config = name
-			if err := sch.Save(sv.path); err != nil {
-				return "", "", err
-			}
 		}
 		worldArgs = "-c " + shellQuote(displayPath(wpath))
 	}

@@ -91,7 +91,7 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) error {
 	if from != "" && startedFrom == "" {
 		startedFrom = s.schedulePath(*seed)
 	}
-	sv, err := s.saveKeeping(s.schedulePath(*seed), "shrunk", sch, startedFrom)
+	sv, err := s.saveKeeping(s.schedulePath(*seed), "shrunk", sch, startedFrom, nil)
 	if err != nil {
 		return err
 	}
