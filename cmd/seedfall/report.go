@@ -115,6 +115,7 @@ type sweepReport struct {
 	rep    report.Report
 	nodes  []string
 	failed int
+	cov    coverage // the sim properties over every seed, as run's table
 }
 
 // newSweepReport returns nil when path is "".
@@ -122,7 +123,8 @@ func newSweepReport(s *session, path string) *sweepReport {
 	if path == "" {
 		return nil
 	}
-	r := &sweepReport{path: path, rep: report.Report{Title: "seedfall report: " + s.configName(), Config: s.args}}
+	r := &sweepReport{path: path, rep: report.Report{Title: "seedfall report: " + s.configName(), Config: s.args},
+		cov: coverage{require: new(bool), index: map[[2]string]*covProp{}}}
 	for _, p := range s.w.Programs() {
 		r.nodes = append(r.nodes, p.Name)
 	}
@@ -135,6 +137,7 @@ func (r *sweepReport) add(res *engine.Result, replay string) {
 	if r == nil {
 		return
 	}
+	r.cov.add(res)
 	if res.Passed {
 		r.rep.Runs = append(r.rep.Runs, report.Run{Seed: res.Seed, Passed: true})
 		return
@@ -157,6 +160,12 @@ func (r *sweepReport) write(w io.Writer) error {
 	}
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	whys, _ := r.cov.settle()
+	r.rep.Properties = nil
+	for i, p := range r.cov.props {
+		r.rep.Properties = append(r.rep.Properties, report.Property{Kind: p.Kind, Message: p.Message, Site: p.Site,
+			Status: p.Status, Why: whys[i], Hits: p.Hits})
 	}
 	var page bytes.Buffer
 	if err := report.Write(&page, r.rep); err != nil {

@@ -23,6 +23,19 @@ type Report struct {
 	Title  string // the page's heading
 	Config string // the world, as flags: -c seedfall.json -profile ci
 	Runs   []Run  // every seed, in the order they were asked for
+	// Properties are the sim properties (sim.Always, sim.Sometimes, ...)
+	// over every seed: seedfall run's coverage table.
+	Properties []Property
+}
+
+// Property is one sim property over the sweep.
+type Property struct {
+	Kind    string // always, sometimes, reachable, ...
+	Message string
+	Site    string // file:line
+	Status  string // ok, unmet or failed
+	Why     string // the status in words: "true in 3 of 20 seeds"
+	Hits    uint64 // evaluations over the sweep
 }
 
 // Run is one seed's outcome. A passing run needs only Seed and Passed.
@@ -78,6 +91,7 @@ type view struct {
 	Classes  []classCount
 	Detailed []detail
 	Rest     []Run // failures past MaxDetailed
+	Unmet    int   // properties that never held
 }
 
 type classCount struct {
@@ -123,6 +137,11 @@ func Write(w io.Writer, r Report) error {
 		v.Classes = append(v.Classes, classCount{c, seeds})
 	}
 	slices.SortFunc(v.Classes, func(a, b classCount) int { return strings.Compare(a.Class, b.Class) })
+	for _, p := range r.Properties {
+		if p.Status == "unmet" {
+			v.Unmet++
+		}
+	}
 	for i, run := range v.Failed {
 		if i >= MaxDetailed {
 			v.Rest = v.Failed[i:]
