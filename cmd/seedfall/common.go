@@ -191,7 +191,7 @@ func (s *session) historyPath(seed uint64) string {
 }
 
 // configName names the world a schedule belongs to: the file, and the
-// profile and overrides that changed it, since they share .seedfall/.
+// profile and overrides that changed it, since they share its schedules.
 func (s *session) configName() string {
 	name := filepath.Base(s.w.File)
 	if s.w.Profile != "" {

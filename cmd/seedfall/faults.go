@@ -188,7 +188,7 @@ func (s *session) readSchedule(path string, seed uint64, hasOut bool) (*faults.S
 	if sch.Seed != seed {
 		return nil, "", fmt.Errorf("%s holds the schedule of seed %d, not seed %d", displayPath(path), sch.Seed, seed)
 	}
-	// World files in one directory share .seedfall/: another world's
+	// A world file's profiles and -set overrides share its schedules: another
 	// schedule is edited only when named, and never overwritten unasked.
 	if own := s.configName(); implicit && sch.Config != "" && sch.Config != own {
 		if !hasOut {
