@@ -189,7 +189,7 @@ func (s *session) readSchedule(path string, seed uint64, hasOut bool) (*faults.S
 		return nil, "", fmt.Errorf("%s holds the schedule of seed %d, not seed %d", displayPath(path), sch.Seed, seed)
 	}
 	// A world file's profiles and -set overrides share its schedules: another
-	// schedule is edited only when named, and never overwritten unasked.
+	// one's schedule is edited only when named, and never overwritten unasked.
 	if own := s.configName(); implicit && sch.Config != "" && sch.Config != own {
 		if !hasOut {
 			return nil, "", fmt.Errorf("%s was saved by %s, not %s: pass -faults %s to edit it, or -out FILE to start from seed %d's own faults",
