@@ -39,7 +39,7 @@ type ProgramState struct {
 
 // PendingFile is a file or directory with operations a crash would lose.
 type PendingFile struct {
-	Path        string `json:"path"`
+	Path        string `json:"path"` // from the disk's root; "/" is the root itself
 	Dir         bool   `json:"dir,omitempty"`
 	Size        int64  `json:"size"`         // as the program sees it
 	DurableSize int64  `json:"durable_size"` // as a crash would leave it (files)
@@ -89,6 +89,11 @@ func (r *runner) state() *State {
 		}
 		if r.net != nil && n.up {
 			ps.Conns = r.net.Conns(n.host)
+		}
+		// The root's entries first (the create of data/, say): a crash
+		// loses them as surely as any directory's.
+		if rst, pending := n.disk.RootPending(); pending > 0 {
+			ps.Pending = append(ps.Pending, PendingFile{Path: "/", Dir: true, Size: rst.Size, DurableSize: rst.Size, Ops: pending})
 		}
 		n.disk.Walk(func(path string, s disk.Stat, durable int64, pending int) {
 			if pending > 0 {

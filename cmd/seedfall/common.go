@@ -157,36 +157,43 @@ func (s *session) close() {
 	}
 }
 
-// schedulePath is where a failing seed's schedule is kept: next to the config.
+// schedulePath is where a failing seed's schedule is kept: in the world
+// file's artifact directory next to it (artifactDir).
 func (s *session) schedulePath(seed uint64) string {
-	return filepath.Join(s.w.Dir, ".seedfall", fmt.Sprintf("seed-%d.faults.json", seed))
+	return filepath.Join(artifactDir(s.w), fmt.Sprintf("seed-%d.faults.json", seed))
 }
 
-// saveSchedule writes a failing seed's schedule next to the config.
+// saveSchedule writes a failing seed's schedule next to the config, unless
+// a shrunk or explored schedule, or another world's, is there: then it
+// keeps that one, writes seed-N.run.faults.json, and says so.
 func (s *session) saveSchedule(res *engine.Result) (string, error) {
-	path := s.schedulePath(res.Seed)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
-	}
 	sch := *res.Schedule
 	sch.Config = s.configName()
 	if h := res.History; h != nil && len(h.HTML) > 0 {
 		// porcupine's picture of the history that is not linearizable.
+		if err := os.MkdirAll(artifactDir(s.w), 0o755); err != nil {
+			return "", err
+		}
 		if err := fsutil.WriteFile(s.historyPath(res.Seed), h.HTML, 0o644); err != nil {
 			return "", err
 		}
 	}
-	return path, sch.Save(path)
+	sv, err := s.saveKeeping(s.schedulePath(res.Seed), "run", &sch, "", nil)
+	if err != nil {
+		return "", err
+	}
+	s.noteSaved(sv)
+	return sv.path, nil
 }
 
 // historyPath is where a seed's history that is not linearizable is drawn,
 // next to its schedule.
 func (s *session) historyPath(seed uint64) string {
-	return filepath.Join(s.w.Dir, ".seedfall", fmt.Sprintf("seed-%d.history.html", seed))
+	return filepath.Join(artifactDir(s.w), fmt.Sprintf("seed-%d.history.html", seed))
 }
 
 // configName names the world a schedule belongs to: the file, and the
-// profile and overrides that changed it, since they share .seedfall/.
+// profile and overrides that changed it, since they share its schedules.
 func (s *session) configName() string {
 	name := filepath.Base(s.w.File)
 	if s.w.Profile != "" {
@@ -216,8 +223,8 @@ func (s *session) loadSchedule(path string, seed uint64) (*faults.Schedule, stri
 	if sch.Seed != seed {
 		return nil, "", fmt.Errorf("%s holds the schedule of seed %d, not seed %d", path, sch.Seed, seed)
 	}
-	// World files in one directory share .seedfall/: a schedule another
-	// world saved is used only when asked for by name.
+	// The world's profiles and -set overrides share its schedules: a
+	// schedule another of them saved is used only when asked for by name.
 	if own := s.configName(); implicit && sch.Config != "" && sch.Config != own {
 		fmt.Fprintf(s.stderr, "note: %s was saved by %s, not %s; drawing seed %d's own faults (pass -faults %s to apply it)\n",
 			displayPath(path), sch.Config, own, seed, displayPath(path))

@@ -77,6 +77,23 @@ func (c *coverage) add(res *engine.Result) {
 	}
 }
 
+// settle orders the properties, reached ones in the order the sweep met
+// them, then the rest, and sets their status; it returns why each has it,
+// in words, and how many are unmet. The table, the JSON and the HTML
+// report show the same.
+func (c *coverage) settle() (whys []string, unmet int) {
+	slices.SortStableFunc(c.props, func(a, b *covProp) int { return cmp.Compare(min(a.Reached, 1), min(b.Reached, 1)) * -1 })
+	whys = make([]string, len(c.props))
+	for i, p := range c.props {
+		p.Seeds = c.seeds
+		p.Status, whys[i] = p.status()
+		if p.Status == "unmet" {
+			unmet++
+		}
+	}
+	return whys, unmet
+}
+
 // status says how a property fared over the sweep, and why in words.
 func (p *covProp) status() (status, why string) {
 	reached := fmt.Sprintf("reached in %d of %d seeds", p.Reached, p.Seeds)
@@ -120,17 +137,7 @@ func (c *coverage) write(stdout, stderr io.Writer, asJSON bool) (fail bool) {
 	if len(c.props) == 0 {
 		return false
 	}
-	// Reached ones in the order the sweep met them, then the rest.
-	slices.SortStableFunc(c.props, func(a, b *covProp) int { return cmp.Compare(min(a.Reached, 1), min(b.Reached, 1)) * -1 })
-	unmet := 0
-	whys := make([]string, len(c.props))
-	for i, p := range c.props {
-		p.Seeds = c.seeds
-		p.Status, whys[i] = p.status()
-		if p.Status == "unmet" {
-			unmet++
-		}
-	}
+	whys, unmet := c.settle()
 	note := ""
 	if unmet > 0 {
 		note = "1 property never held across the sweep"

@@ -78,6 +78,7 @@ func debugCmd(args []string, stdout, stderr io.Writer) error {
 //	  server#2  running, slow x3.5, wall clock +120ms
 //	    listening 10.0.0.1:7000
 //	    10.0.0.1:7000 <- client 10.0.0.2:49152  established, 12 bytes unread
+//	    pending: /  1 entry change not yet durable (fsync the directory)
 //	    pending: data/kv.log  size 8192, durable 4096, 2 ops since fsync
 //	faults in force:
 //	  partition [server] [client]
@@ -117,7 +118,7 @@ func writeState(w io.Writer, st *engine.State, sch *faults.Schedule) {
 		}
 		for _, f := range p.Pending {
 			if f.Dir {
-				fmt.Fprintf(w, "    pending: %s/  %s not yet durable (fsync the directory)\n", f.Path, plural(f.Ops, "entry change"))
+				fmt.Fprintf(w, "    pending: %s  %s not yet durable (fsync the directory)\n", dirName(f.Path), plural(f.Ops, "entry change"))
 				continue
 			}
 			fmt.Fprintf(w, "    pending: %s  size %d, durable %d, %s since fsync\n", f.Path, f.Size, f.DurableSize, plural(f.Ops, "op"))
@@ -167,4 +168,13 @@ func writeState(w io.Writer, st *engine.State, sch *faults.Schedule) {
 			fmt.Fprintln(w, "  "+faults.Describe(f))
 		}
 	}
+}
+
+// dirName shows a directory's path from the disk's root with a trailing
+// slash: "data/", and "/" for the root itself.
+func dirName(path string) string {
+	if path == "/" {
+		return path
+	}
+	return path + "/"
 }

@@ -186,8 +186,11 @@ func firstLine(s string) string {
 }
 
 // saveFailure writes a failure's schedule where replay finds it: the first
-// failure of seed N as .seedfall/seed-N.faults.json (what replay, shrink
-// and cause read by default), the k-th as .seedfall/seed-N.k.faults.json.
+// failure of seed N as seed-N.faults.json in the world's artifact directory
+// (.seedfall/ for seedfall.json; what replay, shrink and cause read by
+// default), the k-th as seed-N.k.faults.json. A shrunk schedule or another
+// world's already there is kept, and the failure written as
+// seed-N[.k].explore.faults.json instead (saveKeeping).
 // A failure in another world than -c's (a strategy may change it, as
 // swarm does) has its world saved next to it, as seed-N[.k].world.json.
 // It returns the schedule's path and the command that replays the failure.
@@ -196,7 +199,7 @@ func (s *session) saveFailure(r *starlark.Run, k int) (string, string, error) {
 	if k > 1 {
 		base += fmt.Sprintf(".%d", k)
 	}
-	dir := filepath.Join(s.w.Dir, ".seedfall")
+	dir := artifactDir(s.w)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "", err
 	}
@@ -211,17 +214,24 @@ func (s *session) saveFailure(r *starlark.Run, k int) (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
+	// A world of its own is named after the schedule that needs it, so
+	// that a schedule kept in place keeps its world too.
+	var worldOf func(string) string
 	if !bytes.Equal(own, theirs) {
-		wpath := filepath.Join(dir, base+".world.json")
+		worldOf = func(p string) string { return strings.TrimSuffix(p, ".faults.json") + ".world.json" }
+	}
+	sv, err := s.saveKeeping(filepath.Join(dir, base+".faults.json"), "explore", &sch, "", worldOf)
+	if err != nil {
+		return "", "", err
+	}
+	s.noteSaved(sv)
+	if worldOf != nil {
+		wpath := worldOf(sv.path)
 		if err := fsutil.WriteFile(wpath, theirs, 0o644); err != nil {
 			return "", "", err
 		}
-		sch.Config = filepath.Base(wpath)
 		worldArgs = "-c " + shellQuote(displayPath(wpath))
 	}
-	path := filepath.Join(dir, base+".faults.json")
-	if err := sch.Save(path); err != nil {
-		return "", "", err
-	}
-	return displayPath(path), fmt.Sprintf("seedfall replay %s -seed %d -faults %s", worldArgs, r.Seed, shellQuote(displayPath(path))), nil
+	path := displayPath(sv.path)
+	return path, fmt.Sprintf("seedfall replay %s -seed %d -faults %s", worldArgs, r.Seed, shellQuote(path)), nil
 }

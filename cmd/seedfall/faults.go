@@ -188,8 +188,8 @@ func (s *session) readSchedule(path string, seed uint64, hasOut bool) (*faults.S
 	if sch.Seed != seed {
 		return nil, "", fmt.Errorf("%s holds the schedule of seed %d, not seed %d", displayPath(path), sch.Seed, seed)
 	}
-	// World files in one directory share .seedfall/: another world's
-	// schedule is edited only when named, and never overwritten unasked.
+	// A world file's profiles and -set overrides share its schedules: another
+	// one's schedule is edited only when named, and never overwritten unasked.
 	if own := s.configName(); implicit && sch.Config != "" && sch.Config != own {
 		if !hasOut {
 			return nil, "", fmt.Errorf("%s was saved by %s, not %s: pass -faults %s to edit it, or -out FILE to start from seed %d's own faults",

@@ -59,8 +59,26 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 //	disk of server at 2.5s: 2 files, 12288 bytes used of 1048576 (1.2% full)
 //	  data/kv.log  size 12288  durable 8192  2 pending ops
 //	    corrupted ranges: 4096-8191 (lost_write)
+//	  /            1 entry change pending (fsync the directory)
+//
+// Directories are listed after the files, and only those whose entries
+// are not all durable: a crash would undo their creates, renames and
+// unlinks.
 func writeDisk(w io.Writer, name string, d *disk.Disk, at time.Duration) {
 	files := d.Files()
+	type pendingDir struct {
+		path string
+		ops  int
+	}
+	var dirs []pendingDir
+	if _, n := d.RootPending(); n > 0 {
+		dirs = append(dirs, pendingDir{"/", n})
+	}
+	d.Walk(func(path string, st disk.Stat, _ int64, pending int) {
+		if st.Type == disk.TypeDirectory && pending > 0 {
+			dirs = append(dirs, pendingDir{path + "/", pending})
+		}
+	})
 	used, capacity := d.Usage()
 	fmt.Fprintf(w, "\ndisk of %s at %v: %s, %d bytes used", name, at, plural(len(files), "file"), used)
 	if capacity > 0 {
@@ -70,6 +88,9 @@ func writeDisk(w io.Writer, name string, d *disk.Disk, at time.Duration) {
 	width := 0
 	for _, f := range files {
 		width = max(width, len(f.Path))
+	}
+	for _, dir := range dirs {
+		width = max(width, len(dir.path))
 	}
 	for _, f := range files {
 		fmt.Fprintf(w, "  %-*s  size %d  durable %d", width, f.Path, f.Size, f.DurableSize)
@@ -84,5 +105,8 @@ func writeDisk(w io.Writer, name string, d *disk.Disk, at time.Duration) {
 			}
 			fmt.Fprintf(w, "    corrupted ranges: %s\n", strings.Join(rs, ", "))
 		}
+	}
+	for _, dir := range dirs {
+		fmt.Fprintf(w, "  %-*s  %s pending (fsync the directory)\n", width, dir.path, plural(dir.ops, "entry change"))
 	}
 }

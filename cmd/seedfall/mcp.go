@@ -478,14 +478,14 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 			rep.FailedSeeds = append(rep.FailedSeeds, res.Seed)
 		}
 		failed.add(res.Seed)
-		schedule := ""
+		schedule, replay := "", s.replayCommand(res.Seed)
 		if path, err := s.saveSchedule(res); err != nil {
 			fmt.Fprintf(c, "seedfall: could not save the schedule of seed %d: %v\n", res.Seed, err)
 		} else {
-			schedule = displayPath(path)
+			schedule, replay = displayPath(path), s.replayWith(res.Seed, path)
 		}
 		if rep.Failed <= detailedFailures {
-			s.printVerdict(&c.text, res, s.replayCommand(res.Seed))
+			s.printVerdict(&c.text, res, replay)
 		} else {
 			// Past the first few, one line each keeps a long sweep readable.
 			fmt.Fprintf(&c.text, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)
@@ -493,7 +493,7 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 		if rep.Failed > mcpDetailedFailures {
 			return
 		}
-		f := seedFailure{jsonResult: newJSONResult(res, schedule), Replay: s.replayCommand(res.Seed), LastLines: []string{}}
+		f := seedFailure{jsonResult: newJSONResult(res, schedule), Replay: replay, LastLines: []string{}}
 		for _, l := range failureLines(res, 8) {
 			f.LastLines = append(f.LastLines, l.String())
 		}
@@ -625,7 +625,15 @@ func toolShrink(c *toolCall, in shrinkIn) (any, error) {
 	if lerr != nil {
 		return nil, err
 	}
-	rep, rerr := readScheduleReport((&session{w: w}).schedulePath(in.Seed))
+	// The file shrink wrote: its "wrote" line names it (another name than
+	// the seed's own file when that held a schedule shrink must keep).
+	file := (&session{w: w}).schedulePath(in.Seed)
+	for _, l := range strings.Split(c.text.String(), "\n") {
+		if p, ok := strings.CutPrefix(l, "wrote "); ok {
+			file = p
+		}
+	}
+	rep, rerr := readScheduleReport(file)
 	if rerr != nil {
 		return nil, err
 	}

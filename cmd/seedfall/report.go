@@ -58,7 +58,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 
 	path := *out
 	if path == "" {
-		path = filepath.Join(s.w.Dir, ".seedfall", "report.html")
+		path = filepath.Join(artifactDir(s.w), "report.html")
 	}
 	rep := newSweepReport(s, path)
 	// Each seed runs as replay runs it: with its saved schedule (a shrunk
@@ -106,6 +106,7 @@ type sweepReport struct {
 	sum    report.Summary
 	ranges []seedSpan // the seeds that ran, in order
 	failed seedTally
+	cov    coverage // the sim properties over every seed, as run's table
 }
 
 // seedSpan is the seeds a to b.
@@ -119,6 +120,7 @@ func newSweepReport(s *session, path string) *sweepReport {
 	r := &sweepReport{path: path, rep: report.Report{Title: "seedfall report: " + s.configName(), Config: s.args, Version: seedfallVersion()}}
 	r.rep.Summary = &r.sum
 	r.sum.Classes = map[string]int{}
+	r.cov = coverage{require: new(bool), index: map[[2]string]*covProp{}}
 	for _, p := range s.w.Programs() {
 		r.nodes = append(r.nodes, p.Name)
 	}
@@ -137,6 +139,7 @@ func (r *sweepReport) add(res *engine.Result, replay string) {
 		r.ranges = append(r.ranges, seedSpan{res.Seed, res.Seed})
 	}
 	r.sum.Total++
+	r.cov.add(res)
 	if res.Passed {
 		r.sum.Passed++
 		return
@@ -179,6 +182,12 @@ func (r *sweepReport) write(w io.Writer) error {
 	r.sum.Seeds = strings.Join(seeds, ", ")
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	whys, _ := r.cov.settle()
+	r.rep.Properties = nil
+	for i, p := range r.cov.props {
+		r.rep.Properties = append(r.rep.Properties, report.Property{Kind: p.Kind, Message: p.Message, Site: p.Site,
+			Status: p.Status, Why: whys[i], Hits: p.Hits})
 	}
 	var page bytes.Buffer
 	if err := report.Write(&page, r.rep); err != nil {

@@ -90,9 +90,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	ran, runErr := s.sweep(ctx, list, *parallel, nil, func(res *engine.Result) {
 		defer func() { logp.seeds(passed+failed, list.Len(), failed) }()
-		rep.add(res, s.replayCommand(res.Seed))
 		cov.add(res)
-		schedule := ""
+		schedule, replay := "", s.replayCommand(res.Seed)
 		if res.Passed {
 			passed++
 		} else {
@@ -101,9 +100,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			if path, err := s.saveSchedule(res); err != nil {
 				fmt.Fprintf(stderr, "seedfall: could not save the schedule of seed %d: %v\n", res.Seed, err)
 			} else {
-				schedule = displayPath(path)
+				schedule, replay = displayPath(path), s.replayWith(res.Seed, path)
 			}
 		}
+		rep.add(res, replay)
 		if progress && (!res.Passed || *asJSON) {
 			fmt.Fprint(stderr, "\r\033[K") // the line about to be printed replaces it
 		}
@@ -113,7 +113,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		case res.Passed && list.Len() == 1:
 			s.printVerdict(stdout, res, "")
 		case !res.Passed && failed <= detailedFailures:
-			s.printVerdict(stdout, res, s.replayCommand(res.Seed))
+			s.printVerdict(stdout, res, replay)
 		case !res.Passed:
 			// Past the first few, one line each keeps a long sweep readable.
 			fmt.Fprintf(stdout, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)

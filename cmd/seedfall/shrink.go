@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
@@ -93,14 +91,20 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) error {
 
 	sch := res.Schedule
 	sch.Config = s.configName()
-	path := s.schedulePath(*seed)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// The result goes where replay looks, unless an explored schedule or
+	// another world's is there that this shrink did not start from: that
+	// is kept, and the result written as seed-N.shrunk.faults.json.
+	startedFrom := *faultsFile
+	if from != "" && startedFrom == "" {
+		startedFrom = s.schedulePath(*seed)
+	}
+	sv, err := s.saveKeeping(s.schedulePath(*seed), "shrunk", sch, startedFrom, nil)
+	if err != nil {
 		return err
 	}
-	if err := sch.Save(path); err != nil {
-		return err
-	}
-	replay := s.replayCommand(*seed)
+	s.noteSaved(sv)
+	path := sv.path
+	replay := s.replayWith(*seed, path)
 	if *asJSON {
 		run := res.Run
 		b, _ := json.Marshal(shrinkJSON{Seed: *seed, Class: run.Class, Reason: run.Reason, Node: run.Node, SimNs: run.SimNs,

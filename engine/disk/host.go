@@ -197,18 +197,11 @@ func (d *Disk) hostFile(op, path string) (*inode, error) {
 // number of data operations since its last fsync; for a directory,
 // durableSize is its size and pending is the number of directory operations
 // on it not yet durable.
+//
+// The root itself is not a name, so Walk does not call fn for it;
+// RootPending says whether its entries are durable.
 func (d *Disk) Walk(fn func(path string, st Stat, durableSize int64, pending int)) {
-	var dirPending map[*inode]int
-	if len(d.dirLog) > 0 {
-		dirPending = map[*inode]int{}
-		for i := range d.dirLog {
-			effs := d.dirLog[i].effects()
-			dirPending[effs[0].dir]++
-			if len(effs) == 2 && effs[1].dir != effs[0].dir {
-				dirPending[effs[1].dir]++
-			}
-		}
-	}
+	dirPending := d.dirPending()
 	var walk func(prefix string, dir *inode)
 	walk = func(prefix string, dir *inode) {
 		for _, e := range dir.entries {
@@ -227,4 +220,28 @@ func (d *Disk) Walk(fn func(path string, st Stat, durableSize int64, pending int
 		}
 	}
 	walk("", d.root)
+}
+
+// RootPending returns the root directory's stat and the number of
+// directory operations on it not yet durable (the create of a top-level
+// directory, say), which Walk, listing names, leaves out.
+func (d *Disk) RootPending() (Stat, int) {
+	return d.root.stat(), d.dirPending()[d.root]
+}
+
+// dirPending counts the directory operations not yet durable, by the
+// directory they change.
+func (d *Disk) dirPending() map[*inode]int {
+	if len(d.dirLog) == 0 {
+		return nil
+	}
+	dirPending := map[*inode]int{}
+	for i := range d.dirLog {
+		effs := d.dirLog[i].effects()
+		dirPending[effs[0].dir]++
+		if len(effs) == 2 && effs[1].dir != effs[0].dir {
+			dirPending[effs[1].dir]++
+		}
+	}
+	return dirPending
 }

@@ -42,6 +42,9 @@ type Key struct {
 var keys = []Key{
 	{"crash", "crash", true}, {"pause", "pause", true}, {"slow", "slowdown", true},
 	{"partition", "partition", true}, {"clog", "clog", true}, {"other", "other fault", true},
+	{"crash-zero", "crash, no downtime", false}, {"pause-zero", "pause, zero length", false},
+	{"slow-zero", "slowdown, zero length", false}, {"partition-zero", "partition, zero length", false},
+	{"clog-zero", "clog, zero length", false}, {"other-zero", "other fault, zero length", false},
 	{"fail", "failure", false}, {"disk", "disk fault", false}, {"buggify", "buggify", false},
 	{"clock", "clock", false}, {"net", "network fault", false}, {"fault", "other fault", false},
 	{"err", "stderr", false}, {"out", "stdout", false}, {"event", "event", false},
@@ -65,9 +68,9 @@ type Bar struct {
 }
 
 // Mark is a moment: output lines, a disk fault, a buggify firing, a clock
-// jump, the failure.
+// jump, a fault that lasts no time, the failure.
 type Mark struct {
-	Class string // out, err, event, disk, buggify, clock, net, fault, fail
+	Class string // out, err, event, disk, buggify, clock, net, fault, fail, or a bar's class with -zero
 	At    int64
 	Fault int // position in the schedule of its (first) fault, from 1; 0 for lines
 	Count int // lines or faults that share the mark
@@ -204,6 +207,13 @@ func BuildTimeline(r Run) Timeline {
 			continue
 		}
 		mc := cmp.Or(markClass[f.Kind], "fault")
+		if isBar {
+			// A fault that lasts no time (a crash with no downtime, as
+			// shrink leaves them) is a mark of its own class: a bar of zero
+			// width would not show.
+			mc = class + "-zero"
+			title += map[bool]string{true: " (no downtime)", false: " (zero length)"}[class == "crash"]
+		}
 		for _, n := range faultNodes(f, programs) {
 			addMark(lane(n), mc, at, i+1, title)
 		}

@@ -330,6 +330,98 @@ func TestWriteManyFailures(t *testing.T) {
 	}
 }
 
+// A fault that lasts no time, as shrink leaves a crash with no downtime,
+// is still drawn: a mark of its own class, with a legend entry.
+func TestZeroLengthFaults(t *testing.T) {
+	r := failing()
+	r.Schedule.Faults = append(r.Schedule.Faults,
+		faults.Fault{At: 1200 * time.Millisecond, Kind: "crash", Node: "n2", Until: 1200 * time.Millisecond},
+		faults.Fault{At: 1300 * time.Millisecond, Kind: "pause", Node: "n1", Until: 1300 * time.Millisecond})
+	tl := BuildTimeline(r)
+	for _, c := range []struct {
+		node, class string
+		at          int64
+		fault       int
+		text        string
+	}{
+		{"n2", "crash-zero", 1200 * ms, 7, "fault 7: 1.2s  crash n2, restart at 1.2s (no downtime)"},
+		{"n1", "pause-zero", 1300 * ms, 8, "(zero length)"},
+	} {
+		found := false
+		for _, m := range lane(t, tl, c.node).Marks {
+			if m.Class == c.class && m.At == c.at {
+				found = true
+				if m.Fault != c.fault || !strings.Contains(m.Title, c.text) {
+					t.Errorf("%s mark: fault %d title %q, want fault %d and %q", c.class, m.Fault, m.Title, c.fault, c.text)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no %s mark at %d; marks: %+v", c.node, c.class, c.at, lane(t, tl, c.node).Marks)
+		}
+		for _, b := range lane(t, tl, c.node).Bars {
+			if b.Fault == c.fault {
+				t.Errorf("fault %d is also a bar: %+v", c.fault, b)
+			}
+		}
+	}
+	labels := map[string]string{}
+	for _, k := range tl.Keys {
+		labels[k.Class] = k.Label
+	}
+	if labels["crash-zero"] != "crash, no downtime" || labels["pause-zero"] != "pause, zero length" {
+		t.Errorf("legend %+v lacks the zero-length faults", tl.Keys)
+	}
+	var b bytes.Buffer
+	if err := Write(&b, Report{Runs: []Run{r}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`<span class="key" data-cat="crash-zero"><svg width="18" height="12"><line class="mark m-crash-zero"`,
+		`<line class="mark m-crash-zero" data-fault="7"`,
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if css := css; !strings.Contains(css, ".m-crash-zero {") || !strings.Contains(css, ".hide-crash-zero .lane .m-crash-zero") {
+		t.Error("the stylesheet does not draw or hide crash-zero marks")
+	}
+}
+
+// The page lists the sweep's sim properties with their coverage, and says
+// so when there are none.
+func TestWriteProperties(t *testing.T) {
+	rep := Report{Runs: []Run{{Seed: 1, Passed: true}, failing()}, Properties: []Property{
+		{Kind: "always", Message: "acked writes survive", Site: "client/main.go:40", Status: "failed", Why: "false in 1 of 2 seeds", Hits: 120},
+		{Kind: "sometimes", Message: "a retry succeeds", Site: "client/main.go:52", Status: "ok", Why: "true in 2 of 2 seeds", Hits: 9},
+		{Kind: "reachable", Message: "compaction ran", Site: "server/store.go:88", Status: "unmet", Why: "never reached"},
+	}}
+	var b bytes.Buffer
+	if err := Write(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		`<section class="props" id="properties">`,
+		`<tr class="p-failed"><td class="st">failed</td><td>always</td><td>acked writes survive</td><td>false in 1 of 2 seeds</td><td>120</td><td><code>client/main.go:40</code></td></tr>`,
+		`<tr class="p-ok"><td class="st">ok</td><td>sometimes</td><td>a retry succeeds</td><td>true in 2 of 2 seeds</td><td>9</td>`,
+		`<tr class="p-unmet"><td class="st">unmet</td><td>reachable</td><td>compaction ran</td><td>never reached</td><td>0</td>`,
+		`<p class="unmet">1 property never held across the sweep`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	b.Reset()
+	if err := Write(&b, Report{Runs: []Run{{Seed: 1, Passed: true}}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "No sim properties") {
+		t.Error("a sweep without properties does not say so")
+	}
+}
+
 // A long sweep's page counts what passed and lists the failures it kept,
 // with a note such as that it was interrupted.
 func TestWriteSummary(t *testing.T) {

@@ -34,6 +34,19 @@ type Report struct {
 	// Note, when not "", is shown under the summary: that the sweep was
 	// interrupted, say.
 	Note string
+	// Properties are the sim properties (sim.Always, sim.Sometimes, ...)
+	// over every seed: seedfall run's coverage table.
+	Properties []Property
+}
+
+// Property is one sim property over the sweep.
+type Property struct {
+	Kind    string // always, sometimes, reachable, ...
+	Message string
+	Site    string // file:line
+	Status  string // ok, unmet or failed
+	Why     string // the status in words: "true in 3 of 20 seeds"
+	Hits    uint64 // evaluations over the sweep
 }
 
 // Summary is a sweep's counts, for a Report that does not list every seed.
@@ -103,6 +116,7 @@ type view struct {
 	Detailed []detail
 	Rest     []Run // failures past MaxDetailed
 	Unlisted int   // failures past MaxListed: counted, not listed
+	Unmet    int   // properties that never held
 }
 
 type classCount struct {
@@ -164,6 +178,11 @@ func Write(w io.Writer, r Report) error {
 		v.Classes = append(v.Classes, classCount{c, n, byClass[c]})
 	}
 	slices.SortFunc(v.Classes, func(a, b classCount) int { return strings.Compare(a.Class, b.Class) })
+	for _, p := range r.Properties {
+		if p.Status == "unmet" {
+			v.Unmet++
+		}
+	}
 	for i, run := range failed {
 		if i >= MaxDetailed {
 			v.Rest = failed[i:]
