@@ -12,15 +12,16 @@ import (
 
 // passingSeeds is how many seeds a world that must pass is run for: the
 // issues ask for 500, which scripts/sweep-examples runs (SEEDFALL_SWEEP=1);
-// the test suite runs fewer to stay within its time.
+// the test suite runs 20 (10 with -short) to stay within its time budget
+// of 8 minutes cold on 2 cores (issue 13).
 func passingSeeds() uint64 {
 	switch {
 	case os.Getenv("SEEDFALL_SWEEP") == "1":
 		return 500
 	case testing.Short():
-		return 20
+		return 10
 	}
-	return 60
+	return 20
 }
 
 // The bundled examples are real programs with real bugs: seedfall must find
@@ -32,6 +33,7 @@ func TestExamples(t *testing.T) {
 	}{{"kvlog", 20}, {"snapshot", 20}, {"symswap", 50}, {"walretry", 50}, {"primarybackup", 50}, {"retries", 50}, {"lease", 20},
 		{"liveness", 20}, {"liveness/chaos", 20}, {"register", 20}} {
 		t.Run(ex.name, func(t *testing.T) {
+			t.Parallel() // the suite's longest test: use both cores once the other packages are done
 			// "dir/variant" runs dir's seedfall.variant.json and its fixed twin.
 			dir, variant, _ := strings.Cut(ex.name, "/")
 			world := "seedfall"
