@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -34,11 +35,15 @@ func logsCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(stdout, trace.Render(res.Lines, *node))
+	// A line at a time: a run's lines can be 64 MiB (docs/limits.md).
+	w := bufio.NewWriter(stdout)
+	if err := trace.Write(w, res.Lines, *node); err != nil {
+		return err
+	}
 	verdict := "PASS"
 	if !res.Passed {
 		verdict = "FAIL " + res.Class + ":"
 	}
-	fmt.Fprintf(stdout, "%s %s\n", verdict, res.Reason)
-	return nil
+	fmt.Fprintf(w, "%s %s\n", verdict, res.Reason)
+	return w.Flush()
 }
