@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 
@@ -34,16 +35,20 @@ func logsCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// A line at a time: a run's lines can be 64 MiB (docs/limits.md).
+	w := bufio.NewWriter(stdout)
 	lines := res.Lines
 	if total := len(tailLines(lines, *node, len(lines))); *tail > 0 && total > *tail {
 		lines = tailLines(lines, *node, *tail)
-		fmt.Fprintf(stdout, "(the last %d of %d lines; a tail of 0 gives them all)\n", *tail, total)
+		fmt.Fprintf(w, "(the last %d of %d lines; a tail of 0 gives them all)\n", *tail, total)
 	}
-	fmt.Fprint(stdout, trace.Render(lines, *node))
+	if err := trace.Write(w, lines, *node); err != nil {
+		return err
+	}
 	verdict := "PASS"
 	if !res.Passed {
 		verdict = "FAIL " + res.Class + ":"
 	}
-	fmt.Fprintf(stdout, "%s %s\n", verdict, res.Reason)
-	return nil
+	fmt.Fprintf(w, "%s %s\n", verdict, res.Reason)
+	return w.Flush()
 }

@@ -32,8 +32,10 @@ const (
 	// (op_invoke, op_return) holds; a record with more is malformed and
 	// recorded as nothing, as other malformed records are.
 	MaxFields = 64
-	// MaxLine is the longest stdout or stderr line the host buffers: a
-	// longer line reaches the run's output in pieces of MaxLine bytes.
+	// MaxLine is the longest stdout or stderr line the host keeps: a
+	// longer line reaches the run's output once, cut to at most MaxLine
+	// bytes and "…(cut, N bytes)" appended, N being the bytes left out,
+	// counted as they pass without being kept.
 	MaxLine = 1 << 20
 	// pathMax is the longest path (and symlink target) a path call takes,
 	// Linux's PATH_MAX counting the NUL: pathMax bytes or more is
@@ -59,14 +61,23 @@ func cut(b []byte) string {
 	if len(b) <= MaxPayload {
 		return string(b)
 	}
-	keep := MaxPayload
-	for k := keep; k > MaxPayload-utf8.UTFMax; k-- {
+	return cutTo(b, MaxPayload, 0)
+}
+
+// cutTo returns the first limit bytes of b or a little fewer, back to a
+// UTF-8 rune start when one is near, followed by "…(cut, N bytes)": N is
+// the bytes of b left out plus more, bytes that were left out before they
+// reached b. b must be longer than limit: its byte at limit tells whether
+// the cut falls at a rune start.
+func cutTo(b []byte, limit, more int) string {
+	keep := limit
+	for k := limit; k > limit-utf8.UTFMax; k-- {
 		if utf8.RuneStart(b[k]) {
 			keep = k
 			break
 		}
 	}
-	return string(b[:keep]) + "…(cut, " + strconv.Itoa(len(b)-keep) + " bytes)"
+	return string(b[:keep]) + "…(cut, " + strconv.Itoa(len(b)-keep+more) + " bytes)"
 }
 
 // readText reads a guest text of n bytes at ptr, cut to MaxPayload; false

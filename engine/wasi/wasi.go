@@ -10,6 +10,7 @@
 package wasi
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"math"
@@ -81,15 +82,17 @@ type Process struct {
 
 	fds      []*fdEntry
 	maps     []*procMap // mappings by address (mmap.go)
-	lineBuf  [3][]byte
+	lineBuf  [3][]byte  // the partial line of stdout and stderr: at most MaxLine+1 bytes
+	lineCut  [3]int     // bytes of that line left out past lineBuf
 	exitCode uint32
 	exited   bool
 	killed   bool
 	overdue  atomic.Bool
 }
 
-// Interrupt asks the process to stop at its next loop budget check: the
-// watchdog found it running too long. It is safe to call from any goroutine.
+// Interrupt asks the process to stop at its next host call or loop budget
+// check: the watchdog found it running too long. It is safe to call from
+// any goroutine.
 func (p *Process) Interrupt() { p.overdue.Store(true) }
 
 // Overdue reports whether the process was stopped by Interrupt.
@@ -101,32 +104,59 @@ func (p *Process) Killed() bool { return p.killed }
 // Exited reports whether the process called proc_exit, and its code.
 func (p *Process) Exited() (bool, uint32) { return p.exited, p.exitCode }
 
-type procKey struct{}
+// procKey is a pointer, so that finding it in a context compares two
+// words: a host call looks it up once or twice.
+var procKey = new(struct{ byte })
 
 // WithProcess returns a context under which host functions act for p.
 func WithProcess(ctx context.Context, p *Process) context.Context {
 	p.init()
-	return context.WithValue(ctx, procKey{}, p)
+	return context.WithValue(ctx, procKey, p)
 }
 
-func proc(ctx context.Context) *Process { return ctx.Value(procKey{}).(*Process) }
+func proc(ctx context.Context) *Process { return ctx.Value(procKey).(*Process) }
 
 // Instantiate registers the wasi_snapshot_preview1 and seedfall host modules
 // in r. One registration serves every world that uses the runtime.
 func Instantiate(ctx context.Context, r wazero.Runtime) error {
 	b := r.NewHostModuleBuilder("wasi_snapshot_preview1")
 	for _, f := range wasiFuncs {
-		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, f.results).Export(f.name)
+		b.NewFunctionBuilder().WithGoModuleFunction(watched(f.fn), f.params, f.results).Export(f.name)
 	}
 	if _, err := b.Instantiate(ctx); err != nil {
 		return err
 	}
 	b = r.NewHostModuleBuilder("seedfall")
 	for _, f := range seedfallFuncs {
-		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, f.results).Export(f.name)
+		b.NewFunctionBuilder().WithGoModuleFunction(watched(f.fn), f.params, f.results).Export(f.name)
 	}
 	_, err := b.Instantiate(ctx)
 	return err
+}
+
+// watched wraps a host function so that it first stops the guest if the
+// watchdog found it overdue. The loop budget hands control back to the host
+// only after about a million loop iterations; a guest whose loop is a host
+// call that does much work each time (a write of 16 MiB, say) would run on
+// for seconds or minutes before its budget ran out. With the check, the
+// watchdog bounds the real time spent in host calls as well as in guest
+// code: a guest stops at its next host call after the watchdog fires, and
+// one host call does at most work in proportion to its guest's memory. The
+// check is a context look-up and an atomic load (BenchmarkWatched); it
+// changes nothing that a run the watchdog does not stop can see.
+func watched(f api.GoModuleFunc) api.GoModuleFunc {
+	return func(ctx context.Context, m api.Module, s []uint64) {
+		if p, ok := ctx.Value(procKey).(*Process); ok && p.overdue.Load() {
+			stopOverdue(ctx, m)
+		}
+		f(ctx, m, s)
+	}
+}
+
+// stopOverdue ends a guest the watchdog stopped: the run ends with it.
+func stopOverdue(ctx context.Context, m api.Module) {
+	_ = m.CloseWithExitCode(ctx, ExitKilled)
+	panic(sys.NewExitError(ExitKilled))
 }
 
 const (
@@ -365,8 +395,7 @@ func schedYield(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	if g, ok := m.ExportedGlobal(build.BudgetGlobal).(api.MutableGlobal); ok && uint32(g.Get()) == 0 {
 		g.Set(build.LoopBudget)
 		if p.overdue.Load() {
-			_ = m.CloseWithExitCode(ctx, ExitKilled)
-			panic(sys.NewExitError(ExitKilled))
+			stopOverdue(ctx, m)
 		}
 		return 0
 	}
@@ -387,24 +416,23 @@ func schedYield(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 
 // ---- output ----
 
-// writeOutput captures stdout and stderr line by line. A line longer than
-// MaxLine is passed on in pieces of MaxLine bytes, so the partial line the
-// host keeps never grows past that.
+// writeOutput captures stdout and stderr line by line. Of a line longer
+// than MaxLine the host keeps MaxLine+1 bytes, enough to cut it as cut
+// does, and only counts the rest as it passes: the line reaches the run's
+// output once, when it ends, cut to at most MaxLine bytes and marked with
+// the count of bytes left out. Each byte written is looked at once.
 func (p *Process) writeOutput(stream int, b []byte) {
 	for len(b) > 0 {
-		i := indexByte(b, '\n')
+		i := bytes.IndexByte(b, '\n')
 		part := b
 		if i >= 0 {
 			part = b[:i]
 		}
-		for len(part) > 0 {
-			if len(p.lineBuf[stream]) >= MaxLine {
-				p.emitLine(stream)
-			}
-			k := min(len(part), MaxLine-len(p.lineBuf[stream]))
-			p.lineBuf[stream] = append(p.lineBuf[stream], part[:k]...)
-			part = part[k:]
+		if room := MaxLine + 1 - len(p.lineBuf[stream]); len(part) > room {
+			p.lineCut[stream] += len(part) - room
+			part = part[:room]
 		}
+		p.lineBuf[stream] = append(p.lineBuf[stream], part...)
 		if i < 0 {
 			return
 		}
@@ -413,12 +441,18 @@ func (p *Process) writeOutput(stream int, b []byte) {
 	}
 }
 
-// emitLine passes on the buffered line of stream and empties the buffer.
+// emitLine passes on the buffered line of stream, cut if it is longer than
+// MaxLine, and empties the buffer.
 func (p *Process) emitLine(stream int) {
+	line := p.lineBuf[stream]
 	if p.Output != nil {
-		p.Output(stream, p.lineBuf[stream])
+		if len(line) > MaxLine {
+			p.Output(stream, []byte(cutTo(line, MaxLine, p.lineCut[stream])))
+		} else {
+			p.Output(stream, line)
+		}
 	}
-	p.lineBuf[stream] = p.lineBuf[stream][:0]
+	p.lineBuf[stream], p.lineCut[stream] = line[:0], 0
 }
 
 // Close closes every descriptor the process still holds, as the kernel does
@@ -428,20 +462,10 @@ func (p *Process) Close() { p.closeAll() }
 // FlushOutput emits partial lines, as when a process ends.
 func (p *Process) FlushOutput() {
 	for stream := 1; stream <= 2; stream++ {
-		if len(p.lineBuf[stream]) > 0 && p.Output != nil {
-			p.Output(stream, p.lineBuf[stream])
-		}
-		p.lineBuf[stream] = p.lineBuf[stream][:0]
-	}
-}
-
-func indexByte(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
-			return i
+		if len(p.lineBuf[stream]) > 0 {
+			p.emitLine(stream)
 		}
 	}
-	return -1
 }
 
 // readIovecs returns the guest buffers of an iovec array: EINVAL for more
