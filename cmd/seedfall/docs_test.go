@@ -186,7 +186,7 @@ var (
 	// progressRe is a line a slow build or sweep prints every few seconds
 	// to a stderr that is not a terminal (logprogress.go): how many there
 	// are depends on the machine, so transcripts leave them out.
-	progressRe = regexp.MustCompile(`(?m)^seedfall: .* \([0-9]+s\)\n`)
+	progressRe = regexp.MustCompile(`(?m)^seedfall: .* \((?:[0-9]+[hms])+\)\n`)
 )
 
 // keepWall returns got with the wall times of want, when both have the same
