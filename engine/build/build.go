@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -35,9 +36,19 @@ type Builder struct {
 	// default the note goes to the process's stderr.
 	Note func(msg string)
 
-	mu    sync.Mutex
-	env   *goEnv // what `go env` said, asked once per Builder
+	mu  sync.Mutex
+	env *goEnv // what `go env` said, asked once per Builder
+
+	vmu      sync.Mutex
+	verified map[string]checkedAt // entries this Builder checked, by path
+
 	swept sync.Once
+}
+
+// checkedAt is a cache entry as it was when its hash was checked.
+type checkedAt struct {
+	fi   os.FileInfo
+	hash string
 }
 
 // Request asks for one node's program.
@@ -178,7 +189,7 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	if art, why := cached(p.dest); art != nil {
+	if art, why := b.cached(p.dest); art != nil {
 		art.Key, art.Cached, art.Took = p.key, true, time.Since(start)
 		return art, nil
 	} else if why != "" {
@@ -408,7 +419,7 @@ func (b *Builder) Load(ctx context.Context, node, wasmPath string) (*Artifact, e
 	keyField(h, "load", sha256Hex(bin))
 	key := hex.EncodeToString(h.Sum(nil))
 	dest := filepath.Join(cache, "wasm", key+".wasm")
-	if art, why := cached(dest); art != nil {
+	if art, why := b.cached(dest); art != nil {
 		art.Key, art.Cached, art.Took = key, true, time.Since(start)
 		return art, nil
 	} else if why != "" {
@@ -430,11 +441,28 @@ func (b *Builder) Load(ctx context.Context, node, wasmPath string) (*Artifact, e
 // its bytes are checked against the hash that store wrote beside it before
 // it, which catches damage on disk (a flipped bit would otherwise run as
 // the program, and its crash be blamed on the program). A damaged entry is
-// removed and why is said; why is "" when there was no entry.
-func cached(path string) (art *Artifact, why string) {
-	bin, err := os.ReadFile(path)
+// removed and why is said; why is "" when there was no entry. An entry is
+// hashed once per Builder: while it is the same file, unchanged, it is not
+// hashed again.
+func (b *Builder) cached(path string) (art *Artifact, why string) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, ""
+	}
+	bin := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, bin); err != nil {
+		return nil, ""
+	}
+	b.vmu.Lock()
+	seen, ok := b.verified[path]
+	b.vmu.Unlock()
+	if ok && os.SameFile(seen.fi, fi) && seen.fi.Size() == fi.Size() && seen.fi.ModTime().Equal(fi.ModTime()) {
+		return &Artifact{Path: path, Wasm: bin, Hash: seen.hash}, ""
 	}
 	hash := sha256Hex(bin)
 	switch sum, err := os.ReadFile(path + ".sha256"); {
@@ -443,6 +471,12 @@ func cached(path string) (art *Artifact, why string) {
 	case string(sum) != hash:
 		why = "sha256 mismatch"
 	default:
+		b.vmu.Lock()
+		if b.verified == nil {
+			b.verified = map[string]checkedAt{}
+		}
+		b.verified[path] = checkedAt{fi, hash}
+		b.vmu.Unlock()
 		return &Artifact{Path: path, Wasm: bin, Hash: hash}, ""
 	}
 	os.Remove(path)

@@ -59,13 +59,13 @@ func TestBuildCache(t *testing.T) {
 	}
 	b.GoCmd = ""
 
-	// Without the hash beside it, an entry cannot be checked: it is built
-	// again, with a note.
+	// Without the hash beside it, an entry cannot be checked: the next
+	// process builds it again, with a note.
 	if err := os.Remove(first.Path + ".sha256"); err != nil {
 		t.Fatal(err)
 	}
 	var notes []string
-	b.Note = func(msg string) { notes = append(notes, msg) }
+	b = &Builder{CacheDir: cache, Note: func(msg string) { notes = append(notes, msg) }}
 	if again, err := b.Build(ctx, req); err != nil || again.Cached || again.Hash != first.Hash {
 		t.Errorf("build without sidecar = %+v, %v; want a fresh build with hash %s", again, err, first.Hash)
 	}

@@ -36,6 +36,7 @@ func TestCorruptEntryRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	flipByte(t, first.Path)
+	b = &Builder{CacheDir: b.CacheDir, Note: b.Note} // as the next process would
 	again, err := b.Build(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +68,7 @@ func TestCorruptEntryRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	flipByte(t, loaded.Path)
+	b = &Builder{CacheDir: b.CacheDir, Note: b.Note}
 	notes = nil
 	if again, err := b.Load(ctx, "n2", wasm); err != nil || again.Cached || again.Hash != loaded.Hash {
 		t.Errorf("damaged load = %+v, %v; want it made again with hash %s", again, err, loaded.Hash)
