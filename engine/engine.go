@@ -18,7 +18,6 @@ import (
 
 	"github.com/seedfall/seedfall/engine/build"
 	"github.com/seedfall/seedfall/engine/build/netoverlay"
-	"github.com/seedfall/seedfall/engine/wasi"
 	"github.com/seedfall/seedfall/engine/world"
 )
 
@@ -48,31 +47,35 @@ type Options struct {
 	CacheDir string // default: $SEEDFALL_CACHE, else the user cache dir + /seedfall
 	// Progress, if set, hears about slow steps (building, compiling).
 	Progress func(msg string)
+	// Note hears about damaged cache entries, which are made again
+	// ("seedfall: the cached build of ./server was corrupt (sha256
+	// mismatch); rebuilding"). By default notes go to the process's stderr.
+	Note func(msg string)
 	// GoEnv is extra environment for the go command (tests use a fresh GOCACHE).
 	GoEnv []string
 }
 
-// Engine holds what runs share: the wazero runtimes with their on-disk
-// compilation cache, the builder, and compiled modules by content hash. It is
-// safe for concurrent use; each Run uses one goroutine group.
+// Engine holds what runs share: the builder, and the compiled modules by
+// content hash, each in a wazero runtime of its own with its own on-disk
+// compilation cache (see compiled.go). It is safe for concurrent use; each
+// Run uses one goroutine group.
 type Engine struct {
 	opts    Options
 	builder *build.Builder
-	cc      wazero.CompilationCache
 
-	mu sync.Mutex
-	// fast runs guests that carry build's loop budget, which lets the
-	// watchdog stop them. safe runs the rare module that could not be
-	// instrumented, with wazero's own termination checks: they make guests
-	// about twice as slow, and stopping a guest needs a free P.
-	fast, safe *runtimeSet
-	pools      map[string]experimental.MemoryAllocator // by the wasm's hash
+	mu    sync.Mutex
+	mods  map[modKey]*compiled
+	pools map[string]experimental.MemoryAllocator // by the wasm's hash
 }
 
-// runtimeSet is one wazero runtime and the modules compiled in it.
-type runtimeSet struct {
-	rt   wazero.Runtime
-	mods map[string]*compiled // by the wasm's hash
+// modKey names a compiled module: the wasm's hash, and whether it runs
+// with wazero's own termination checks. Guests that carry build's loop
+// budget, which lets the watchdog stop them, run without; the rare module
+// that could not be instrumented runs with them: they make guests about
+// twice as slow, and stopping a guest needs a free P.
+type modKey struct {
+	hash          string
+	interruptible bool
 }
 
 // New creates an engine.
@@ -87,61 +90,51 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		}
 		opts.CacheDir = filepath.Join(dir, "seedfall")
 	}
-	cc, err := wazero.NewCompilationCacheWithDir(filepath.Join(opts.CacheDir, "wazero"))
-	if err != nil {
-		return nil, fmt.Errorf("compilation cache: %w", err)
+	e := &Engine{opts: opts, mods: map[modKey]*compiled{}}
+	e.builder = &build.Builder{CacheDir: opts.CacheDir, Env: opts.GoEnv, Note: e.note}
+	sweepEngineCache(opts.CacheDir)
+	return e, nil
+}
+
+func (e *Engine) note(msg string) {
+	if e.opts.Note != nil {
+		e.opts.Note(msg)
+		return
 	}
-	return &Engine{opts: opts, cc: cc, builder: &build.Builder{CacheDir: opts.CacheDir, Env: opts.GoEnv}}, nil
+	fmt.Fprintln(os.Stderr, msg)
 }
 
 // Close releases the runtimes and every compiled module.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, set := range []*runtimeSet{e.fast, e.safe} {
-		if set != nil {
-			set.rt.Close(ctx)
+	var first error
+	for _, c := range e.mods {
+		if err := c.close(ctx); err != nil && first == nil {
+			first = err
 		}
 	}
-	return e.cc.Close(ctx)
+	clear(e.mods)
+	return first
 }
 
 // module returns the runtime to instantiate prog in and prog compiled there.
 // Different programs compile at the same time; the same program once.
 func (e *Engine) module(ctx context.Context, prog *Program) (wazero.Runtime, wazero.CompiledModule, error) {
+	key := modKey{prog.Hash, !prog.budget}
 	e.mu.Lock()
-	set := &e.fast
-	interruptible := !prog.budget
-	if interruptible {
-		set = &e.safe
-	}
-	if *set == nil {
-		cfg := wazero.NewRuntimeConfigCompiler().WithCompilationCache(e.cc).WithCloseOnContextDone(interruptible)
-		rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-		if err := wasi.Instantiate(ctx, rt); err != nil {
-			e.mu.Unlock()
-			rt.Close(ctx)
-			return nil, nil, err
-		}
-		*set = &runtimeSet{rt: rt, mods: map[string]*compiled{}}
-	}
-	rs := *set
-	c, ok := rs.mods[prog.Hash]
+	c, ok := e.mods[key]
 	if !ok {
 		c = &compiled{}
-		rs.mods[prog.Hash] = c
+		e.mods[key] = c
 	}
 	e.mu.Unlock()
 	c.once.Do(func() {
-		bin, err := os.ReadFile(prog.path)
-		if err == nil {
-			c.m, err = rs.rt.CompileModule(ctx, bin)
-		}
-		if err != nil {
-			c.err = fmt.Errorf("node %q: compiling %s: %w", prog.Name, prog.path, err)
+		if c.err = e.compile(ctx, c, key, prog); c.err != nil {
+			c.err = fmt.Errorf("node %q: compiling %s: %w", prog.Name, prog.path, c.err)
 		}
 	})
-	return rs.rt, c.m, c.err
+	return c.rt, c.m, c.err
 }
 
 // memPool returns the linear-memory pool of a module, made on first use.
@@ -159,11 +152,27 @@ func (e *Engine) memPool(hash string, bin []byte) experimental.MemoryAllocator {
 	return p
 }
 
-// compiled is one module compiled in a runtime, or the error compiling it.
+// compiled is one module compiled in a runtime of its own, or the error
+// compiling it.
 type compiled struct {
 	once sync.Once
+	rt   wazero.Runtime
+	cc   wazero.CompilationCache
 	m    wazero.CompiledModule
 	err  error
+}
+
+func (c *compiled) close(ctx context.Context) error {
+	var err error
+	if c.rt != nil {
+		err = c.rt.Close(ctx)
+	}
+	if c.cc != nil {
+		if cerr := c.cc.Close(ctx); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
 // Program is one built and compiled program of a prepared world.
@@ -172,6 +181,7 @@ type Program struct {
 	Hash   string // sha256 of the merged wasm
 	Cached bool   // the build came from the cache
 	path   string // the merged wasm
+	bin    []byte // its bytes, checked against Hash, until it is compiled
 	budget bool   // it carries the loop budget (build.Instrument)
 	mem    experimental.MemoryAllocator
 	// Upgrade is the program built from upgrade_to, which the node runs
@@ -234,6 +244,9 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 		}()
 	}
 	wg.Wait()
+	for _, prog := range all {
+		prog.bin = nil // compiled: the runs need the module, not the bytes
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -292,11 +305,8 @@ func (e *Engine) buildProgram(ctx context.Context, w *world.World, wp *world.Pro
 		// Point at the line of the world file that names the program.
 		return nil, w.Errorf(wp.Path+field, "%v%s", err, didYouMean(w.Dir, pkg+wasm))
 	}
-	bin, err := os.ReadFile(art.Path)
-	if err != nil {
-		return nil, err
-	}
-	return &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path,
+	bin := art.Wasm // checked against art.Hash by the builder
+	return &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path, bin: bin,
 		budget: build.Instrumented(bin), mem: e.memPool(art.Hash, bin)}, nil
 }
 

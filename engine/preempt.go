@@ -238,10 +238,7 @@ func (e *Engine) preemptPrograms(w *world.World, progs []*Program) error {
 		return fmt.Errorf("seedfall cache: %v; make it writable or point SEEDFALL_CACHE at a writable directory", err)
 	}
 	for _, prog := range progs {
-		bin, err := os.ReadFile(prog.path)
-		if err != nil {
-			return err
-		}
+		bin := prog.bin
 		if err := e.checkGoVersion(prog, bin); err != nil {
 			return w.Errorf(key, "%v", err)
 		}
@@ -272,7 +269,7 @@ func (e *Engine) preemptPrograms(w *world.World, progs []*Program) error {
 				return fmt.Errorf("seedfall cache: %v", err)
 			}
 		}
-		prog.path, prog.Hash, prog.mem = path, hash, e.memPool(hash, counted)
+		prog.path, prog.Hash, prog.bin, prog.mem = path, hash, counted, e.memPool(hash, counted)
 	}
 	return nil
 }

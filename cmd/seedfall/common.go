@@ -134,7 +134,7 @@ func open(ctx context.Context, wa *worldArgs, stderr io.Writer) (*session, error
 	} else if logp != nil {
 		progress = logp.build
 	}
-	e, err := engine.New(ctx, engine.Options{Progress: progress})
+	e, err := engine.New(ctx, engine.Options{Progress: progress, Note: noteTo(stderr)})
 	if err != nil {
 		logp.end()
 		return nil, err
@@ -149,6 +149,15 @@ func open(ctx context.Context, wa *worldArgs, stderr io.Writer) (*session, error
 		return nil, err
 	}
 	return &session{cfg: *wa.cfg, args: wa.String(), stderr: stderr, w: w, e: e, p: p}, nil
+}
+
+// noteTo prints the engine's notes (a damaged cache entry made again) to
+// stderr, over a progress line on a terminal.
+func noteTo(stderr io.Writer) func(string) {
+	if isTerminal(stderr) {
+		return func(msg string) { fmt.Fprintf(stderr, "\r\033[K%s\n", msg) }
+	}
+	return func(msg string) { fmt.Fprintln(stderr, msg) }
 }
 
 func (s *session) close() {

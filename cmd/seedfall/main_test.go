@@ -55,6 +55,23 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			// flipbyte glob: damages each file that matches glob, as a
+			// bad disk would: one bit of its middle byte.
+			"flipbyte": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 || neg {
+					ts.Fatalf("usage: flipbyte glob")
+				}
+				files, _ := filepath.Glob(ts.MkAbs(args[0]))
+				if len(files) == 0 {
+					ts.Fatalf("no file matches %s", args[0])
+				}
+				for _, f := range files {
+					b, err := os.ReadFile(f)
+					ts.Check(err)
+					b[len(b)/2] ^= 0x10
+					ts.Check(os.WriteFile(f, b, 0o644))
+				}
+			},
 			// samedigest a b: the two files name the same trace digest.
 			"samedigest": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 2 {

@@ -37,7 +37,7 @@ func scriptCmd(args []string, stdout, stderr io.Writer) error {
 	if isTerminal(stderr) {
 		progress = func(msg string) { fmt.Fprintf(stderr, "\r\033[K%s...\r\033[K", msg) }
 	}
-	e, err := engine.New(ctx, engine.Options{Progress: progress})
+	e, err := engine.New(ctx, engine.Options{Progress: progress, Note: noteTo(stderr)})
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -25,14 +25,30 @@ import (
 
 // Builder builds guests and keeps them in a content-addressed cache. Its
 // methods are safe for concurrent use, and several processes may share one
-// CacheDir: every cache entry appears by an atomic rename.
+// CacheDir: every cache entry appears by an atomic rename, and every entry
+// is checked against its sha256 when it is used. A Builder's first use of
+// the cache removes what killed processes left in it (see sweep).
 type Builder struct {
 	CacheDir string   // default: $SEEDFALL_CACHE, else os.UserCacheDir()/seedfall
 	GoCmd    string   // default "go"
 	Env      []string // extra environment for the go command, after the process's own
+	// Note hears about damaged cache entries, which are made again. By
+	// default the note goes to the process's stderr.
+	Note func(msg string)
 
 	mu  sync.Mutex
 	env *goEnv // what `go env` said, asked once per Builder
+
+	vmu      sync.Mutex
+	verified map[string]checkedAt // entries this Builder checked, by path
+
+	swept sync.Once
+}
+
+// checkedAt is a cache entry as it was when its hash was checked.
+type checkedAt struct {
+	fi   os.FileInfo
+	hash string
 }
 
 // Request asks for one node's program.
@@ -50,7 +66,8 @@ type Request struct {
 // Artifact is a built (or loaded) module in the cache.
 type Artifact struct {
 	Path   string        // merged .wasm in the cache
-	Hash   string        // sha256 hex of the bytes at Path
+	Wasm   []byte        // the bytes at Path, as read or written by this call
+	Hash   string        // sha256 hex of Wasm
 	Key    string        // cache key: what the module was made from
 	Cached bool          // true when no build was needed
 	Took   time.Duration // wall time of the call, for progress reports
@@ -91,6 +108,20 @@ func (b *Builder) environ() []string {
 	return append(env, "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0", "GOWORK=off")
 }
 
+func (b *Builder) note(msg string) {
+	if b.Note != nil {
+		b.Note(msg)
+		return
+	}
+	fmt.Fprintln(os.Stderr, msg)
+}
+
+// sweep removes the leftovers of killed processes from cache, once per
+// Builder.
+func (b *Builder) sweep(cache string) {
+	b.swept.Do(func() { sweep(cache) })
+}
+
 func (b *Builder) goCmd() string {
 	if b.GoCmd != "" {
 		return b.GoCmd
@@ -104,18 +135,17 @@ func (b *Builder) goEnv(ctx context.Context) (*goEnv, error) {
 	if b.env != nil {
 		return b.env, nil
 	}
-	cmd := exec.CommandContext(ctx, b.goCmd(), "env", "-json", "GOVERSION", "GOROOT", "GOFLAGS", "GOEXPERIMENT", "GOWASM")
-	cmd.Env = b.environ()
-	cmd.Dir = os.TempDir() // no go.mod or go.work of the caller's may interfere
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	// In os.TempDir no go.mod or go.work of the caller's may interfere.
+	cmd, err := b.command(ctx, os.TempDir(), b.environ(), "env", "-json", "GOVERSION", "GOROOT", "GOFLAGS", "GOEXPERIMENT", "GOWASM")
 	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("cannot find the go command %q: seedfall builds nodes with Go; install Go 1.21 or later and put it on PATH", b.goCmd())
-		}
+		return nil, err
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := runCommand(cmd); err != nil {
 		return nil, fmt.Errorf("go env failed: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
+	out := stdout.Bytes()
 	var e goEnv
 	if err := json.Unmarshal(out, &e); err != nil || e.GOVERSION == "" || e.GOROOT == "" {
 		return nil, fmt.Errorf("go env printed something unexpected (%q); is %q the go command?", out, b.goCmd())
@@ -159,21 +189,23 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	if art, ok := cached(p.dest); ok {
+	if art, why := b.cached(p.dest); art != nil {
 		art.Key, art.Cached, art.Took = p.key, true, time.Since(start)
 		return art, nil
+	} else if why != "" {
+		b.note(fmt.Sprintf("seedfall: the cached build of %s was corrupt (%s); rebuilding", displayPath(p.pkg), why))
 	}
 
-	tmp, err := mkTemp(p.cache, "build-")
+	tmp, release, err := mkTemp(p.cache, "build-")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer release()
 	args := []string{"build", "-trimpath", "-buildvcs=false"}
 	env := b.environ()
 	var uses []string // modules of the workspace besides the program's own
 	if p.injectSim {
-		simDir, err := ensureSim(p.cache, p.simHash)
+		simDir, err := ensureSim(p.cache, p.simHash, b.note)
 		if err != nil {
 			return nil, err
 		}
@@ -205,7 +237,7 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 		return nil, err
 	}
 	if len(overlay) > 0 {
-		ovl, err := writeOverlay(p.cache, tmp, p.env.GOROOT, overlay)
+		ovl, err := writeOverlay(p.cache, tmp, p.env.GOROOT, overlay, b.note)
 		if err != nil {
 			return nil, err
 		}
@@ -213,10 +245,14 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 	}
 	out := filepath.Join(tmp, "out.wasm")
 	args = append(args, "-o", out, ".")
-	cmd := exec.CommandContext(ctx, b.goCmd(), args...)
-	cmd.Dir = p.pkg
-	cmd.Env = env
-	if output, err := cmd.CombinedOutput(); err != nil {
+	cmd, err := b.command(ctx, p.pkg, append(env, "GOTMPDIR="+tmp), args...)
+	if err != nil {
+		return nil, err
+	}
+	var combined bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &combined, &combined
+	if err := runCommand(cmd); err != nil {
+		output := combined.Bytes()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -241,7 +277,7 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Artifact{Path: p.dest, Hash: hash, Key: p.key, Took: time.Since(start)}, nil
+	return &Artifact{Path: p.dest, Wasm: merged, Hash: hash, Key: p.key, Took: time.Since(start)}, nil
 }
 
 // buildPlan is everything Build decides before it looks in the cache.
@@ -294,6 +330,7 @@ func (b *Builder) plan(ctx context.Context, req Request) (*buildPlan, error) {
 	if p.cache, err = b.cacheDir(); err != nil {
 		return nil, err
 	}
+	b.sweep(p.cache)
 	if p.env, err = b.goEnv(ctx); err != nil {
 		return nil, err
 	}
@@ -376,14 +413,17 @@ func (b *Builder) Load(ctx context.Context, node, wasmPath string) (*Artifact, e
 	if err != nil {
 		return nil, err
 	}
+	b.sweep(cache)
 	h := sha256.New()
 	keyField(h, "version", keyVersion)
 	keyField(h, "load", sha256Hex(bin))
 	key := hex.EncodeToString(h.Sum(nil))
 	dest := filepath.Join(cache, "wasm", key+".wasm")
-	if art, ok := cached(dest); ok {
+	if art, why := b.cached(dest); art != nil {
 		art.Key, art.Cached, art.Took = key, true, time.Since(start)
 		return art, nil
+	} else if why != "" {
+		b.note(fmt.Sprintf("seedfall: the cached copy of %s was corrupt (%s); making it again", displayPath(abs), why))
 	}
 	merged, err := postProcess(bin)
 	if err != nil {
@@ -393,29 +433,54 @@ func (b *Builder) Load(ctx context.Context, node, wasmPath string) (*Artifact, e
 	if err != nil {
 		return nil, err
 	}
-	return &Artifact{Path: dest, Hash: hash, Key: key, Took: time.Since(start)}, nil
+	return &Artifact{Path: dest, Wasm: merged, Hash: hash, Key: key, Took: time.Since(start)}, nil
 }
 
-// cached returns the artifact at path if a complete one is there. Entries
-// only ever appear by rename, so a file that exists is complete. Its hash
-// comes from the sidecar written before it, so a hit reads 64 bytes instead
-// of hashing megabytes; a missing sidecar is recomputed.
-func cached(path string) (*Artifact, bool) {
-	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
-		return nil, false
+// cached returns the artifact at path, bytes and all, if a sound one is
+// there. Entries only ever appear by rename, so one that exists is whole;
+// its bytes are checked against the hash that store wrote beside it before
+// it, which catches damage on disk (a flipped bit would otherwise run as
+// the program, and its crash be blamed on the program). A damaged entry is
+// removed and why is said; why is "" when there was no entry. An entry is
+// hashed once per Builder: while it is the same file, unchanged, it is not
+// hashed again.
+func (b *Builder) cached(path string) (art *Artifact, why string) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, ""
 	}
-	if sum, err := os.ReadFile(path + ".sha256"); err == nil && len(sum) == sha256.Size*2 {
-		if _, err := hex.DecodeString(string(sum)); err == nil {
-			return &Artifact{Path: path, Hash: string(sum)}, true
-		}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, ""
 	}
-	bin, err := os.ReadFile(path)
-	if err != nil || !bytes.HasPrefix(bin, wasmHeader) {
-		return nil, false
+	bin := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, bin); err != nil {
+		return nil, ""
+	}
+	b.vmu.Lock()
+	seen, ok := b.verified[path]
+	b.vmu.Unlock()
+	if ok && os.SameFile(seen.fi, fi) && seen.fi.Size() == fi.Size() && seen.fi.ModTime().Equal(fi.ModTime()) {
+		return &Artifact{Path: path, Wasm: bin, Hash: seen.hash}, ""
 	}
 	hash := sha256Hex(bin)
-	writeAtomic(path+".sha256", []byte(hash)) // best effort: only speeds up the next hit
-	return &Artifact{Path: path, Hash: hash}, true
+	switch sum, err := os.ReadFile(path + ".sha256"); {
+	case err != nil:
+		why = "its sha256 is missing"
+	case string(sum) != hash:
+		why = "sha256 mismatch"
+	default:
+		b.vmu.Lock()
+		if b.verified == nil {
+			b.verified = map[string]checkedAt{}
+		}
+		b.verified[path] = checkedAt{fi, hash}
+		b.vmu.Unlock()
+		return &Artifact{Path: path, Wasm: bin, Hash: hash}, ""
+	}
+	os.Remove(path)
+	return nil, why
 }
 
 // store puts a module into the cache at path and returns its hash: the
@@ -519,8 +584,8 @@ func writeGoWork(tmp, root string, mod modInfo, dirs []string) (string, error) {
 var simSourceHash = sync.OnceValues(func() (string, error) { return hashFS(sim.Source()) })
 
 // ensureSim extracts the built-in sim module into <cache>/sim/<hash>, once.
-func ensureSim(cache, hash string) (string, error) {
-	return ensureDir(filepath.Join(cache, "sim", hash[:16]), func(dir string) error {
+func ensureSim(cache, hash string, note func(string)) (string, error) {
+	return ensureDir(filepath.Join(cache, "sim", hash[:16]), note, func(dir string) error {
 		src := sim.Source()
 		return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") {
@@ -541,8 +606,8 @@ func ensureSim(cache, hash string) (string, error) {
 
 // writeOverlay stores the overlay files under <cache>/overlay/<hash> and
 // writes, into tmp, the overlay.json that maps GOROOT's files to them.
-func writeOverlay(cache, tmp, goroot string, overlay map[string][]byte) (string, error) {
-	dir, err := ensureDir(filepath.Join(cache, "overlay", overlayHash(overlay)[:16]), func(dir string) error {
+func writeOverlay(cache, tmp, goroot string, overlay map[string][]byte, note func(string)) (string, error) {
+	dir, err := ensureDir(filepath.Join(cache, "overlay", overlayHash(overlay)[:16]), note, func(dir string) error {
 		for _, p := range sortedKeys(overlay) {
 			dst := filepath.Join(dir, filepath.FromSlash(p))
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -570,26 +635,59 @@ func writeOverlay(cache, tmp, goroot string, overlay map[string][]byte) (string,
 }
 
 // ensureDir makes dir exist with the content fill writes, atomically: fill
-// writes into a temporary sibling that is renamed into place. When another
-// process wins the race, its directory is as good as ours.
-func ensureDir(dir string, fill func(dir string) error) (string, error) {
+// writes into a temporary sibling, locked while it is filled, that is
+// renamed into place. When another process wins the race, its directory is
+// as good as ours. The hash of the content is written beside it, in
+// dir.sha256, before the rename, and checked whenever the directory is used:
+// a directory that does not match it (damaged on disk) is made again, with
+// a note, and so is one without it (made by a seedfall from before the
+// hashes).
+func ensureDir(dir string, note func(string), fill func(dir string) error) (string, error) {
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-		return dir, nil
+		why := checkDir(dir)
+		if why == "" {
+			return dir, nil
+		}
+		if why != "no checksum" && note != nil {
+			note(fmt.Sprintf("seedfall: the cache's %s was corrupt (%s); making it again", filepath.Join(filepath.Base(filepath.Dir(dir)), filepath.Base(dir)), why))
+		}
+		discardDir(dir)
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", cacheErr(err)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".tmp-")
+	tmp, err := os.MkdirTemp(parent, ".tmp-")
 	if err != nil {
 		return "", cacheErr(err)
 	}
-	if err := fill(tmp); err != nil {
+	lock, err := lockDir(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	defer lock.Close()
+	fail := func(err error) (string, error) {
 		os.RemoveAll(tmp)
 		return "", cacheErr(err)
 	}
+	if err := fill(tmp); err != nil {
+		return fail(err)
+	}
+	// The lock file goes before the rename (the lock itself stays until
+	// the end): the entry holds only what fill wrote.
+	if err := os.Remove(filepath.Join(tmp, lockName)); err != nil {
+		return fail(err)
+	}
+	sum, err := hashFS(os.DirFS(tmp))
+	if err != nil {
+		return fail(err)
+	}
+	if err := fsutil.WriteFile(dir+".sha256", []byte(sum), 0o644); err != nil {
+		return fail(err)
+	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		os.RemoveAll(tmp)
-		return "", cacheErr(err)
+		return fail(err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		os.RemoveAll(tmp)
@@ -599,6 +697,32 @@ func ensureDir(dir string, fill func(dir string) error) (string, error) {
 		return "", cacheErr(err)
 	}
 	return dir, nil
+}
+
+// checkDir says what is wrong with the cache directory dir, or "" if its
+// content matches the hash beside it.
+func checkDir(dir string) string {
+	want, err := os.ReadFile(dir + ".sha256")
+	if err != nil {
+		return "no checksum"
+	}
+	got, err := hashFS(os.DirFS(dir))
+	switch {
+	case err != nil:
+		return err.Error()
+	case got != string(want):
+		return "sha256 mismatch"
+	}
+	return ""
+}
+
+// discardDir takes a damaged cache directory out of the way: renamed first,
+// so that no one finds half of it, then removed.
+func discardDir(dir string) {
+	gone := filepath.Join(filepath.Dir(dir), fmt.Sprintf(".tmp-discard-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	if os.Rename(dir, gone) == nil {
+		os.RemoveAll(gone)
+	}
 }
 
 // writeAtomic writes data to path through a temporary file in the same
@@ -613,16 +737,26 @@ func writeAtomic(path string, data []byte) error {
 	return nil
 }
 
-func mkTemp(cache, prefix string) (string, error) {
-	dir := filepath.Join(cache, "tmp")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", cacheErr(err)
+// mkTemp makes a temporary directory under <cache>/tmp, locked until
+// release, which also removes it.
+func mkTemp(cache, prefix string) (dir string, release func(), err error) {
+	parent := filepath.Join(cache, "tmp")
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", nil, cacheErr(err)
 	}
-	tmp, err := os.MkdirTemp(dir, prefix)
+	tmp, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
-		return "", cacheErr(err)
+		return "", nil, cacheErr(err)
 	}
-	return tmp, nil
+	lock, err := lockDir(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, err
+	}
+	return tmp, func() {
+		os.RemoveAll(tmp)
+		lock.Close()
+	}, nil
 }
 
 func cacheErr(err error) error {

@@ -54,17 +54,28 @@ func TestBuildCache(t *testing.T) {
 		t.Errorf("second build = %+v, want the cached %+v", second, first)
 	}
 
-	// Without the hash sidecar a hit hashes the module once more.
+	if !bytes.Equal(second.Wasm, bin) {
+		t.Error("a hit's Wasm is not the bytes of the artifact")
+	}
+	b.GoCmd = ""
+
+	// Without the hash beside it, an entry cannot be checked: the next
+	// process builds it again, with a note.
 	if err := os.Remove(first.Path + ".sha256"); err != nil {
 		t.Fatal(err)
 	}
-	if again, err := b.Build(ctx, req); err != nil || !again.Cached || again.Hash != first.Hash {
-		t.Errorf("hit without sidecar = %+v, %v; want Cached with hash %s", again, err, first.Hash)
+	var notes []string
+	b = &Builder{CacheDir: cache, Note: func(msg string) { notes = append(notes, msg) }}
+	if again, err := b.Build(ctx, req); err != nil || again.Cached || again.Hash != first.Hash {
+		t.Errorf("build without sidecar = %+v, %v; want a fresh build with hash %s", again, err, first.Hash)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "(its sha256 is missing); rebuilding") {
+		t.Errorf("notes %q, want one about the missing sha256", notes)
 	}
 	if _, err := os.Stat(first.Path + ".sha256"); err != nil {
 		t.Errorf("sidecar not written again: %v", err)
 	}
-	b.GoCmd = ""
+	b.Note = nil
 
 	// Editing a source file makes a new key and a new module.
 	writeFiles(t, mod, map[string]string{"main.go": strings.Replace(helloMain, "hello", "bye", 1)})
@@ -339,7 +350,7 @@ func TestBuildConcurrent(t *testing.T) {
 		want []string
 	}{
 		{"wasm", []string{filepath.Base(arts[0].Path), filepath.Base(arts[0].Path) + ".sha256"}},
-		{"sim", []string{simDirName(t)}},
+		{"sim", []string{simDirName(t), simDirName(t) + ".sha256"}},
 		{"tmp", nil},
 	} {
 		entries, err := os.ReadDir(filepath.Join(cache, tt.dir))

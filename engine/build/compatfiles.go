@@ -12,7 +12,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -46,7 +45,7 @@ func (b *Builder) compatFiles(ctx context.Context, p *buildPlan, req Request, en
 	maps.Copy(overlay, files.GOROOT)
 	var dirs []string
 	for _, patch := range files.Modules {
-		dir, err := patchedModule(p.cache, patch)
+		dir, err := patchedModule(p.cache, patch, b.note)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -58,13 +57,13 @@ func (b *Builder) compatFiles(ctx context.Context, p *buildPlan, req Request, en
 // patchedModule makes, once, a copy of a module with a shim's files in
 // <cache>/compat/<hash>, and returns its directory. Test files, testdata,
 // hidden files and nested modules are left out: a build never reads them.
-func patchedModule(cache string, patch compat.Patch) (string, error) {
+func patchedModule(cache string, patch compat.Patch, note func(string)) (string, error) {
 	m := patch.Module
 	h := sha256.New()
 	keyField(h, "module", m.Path+"@"+m.Version)
 	keyField(h, "files", overlayHash(patch.Files))
 	key := hex.EncodeToString(h.Sum(nil))[:16]
-	return ensureDir(filepath.Join(cache, "compat", key), func(dir string) error {
+	return ensureDir(filepath.Join(cache, "compat", key), note, func(dir string) error {
 		err := filepath.WalkDir(m.Dir, func(src string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
@@ -135,15 +134,16 @@ func (b *Builder) compatHint(ctx context.Context, p *buildPlan, req Request, env
 
 // listDeps runs go list -deps on the package in dir for wasip1.
 func (b *Builder) listDeps(ctx context.Context, dir string, env []string) ([]compat.Package, error) {
-	cmd := exec.CommandContext(ctx, b.goCmd(), "list", "-e", "-deps", "-json=ImportPath,Dir,Module", ".")
-	cmd.Dir = dir
-	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	cmd, err := b.command(ctx, dir, env, "list", "-e", "-deps", "-json=ImportPath,Dir,Module", ".")
 	if err != nil {
 		return nil, err
 	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := runCommand(cmd); err != nil {
+		return nil, err
+	}
+	out := stdout.Bytes()
 	type module struct {
 		Path, Version, Dir string
 		Replace            *module
