@@ -13,17 +13,17 @@ import (
 	"time"
 )
 
-// proc is one process as /proc shows it.
-type proc struct {
+// procInfo is one process as /proc shows it.
+type procInfo struct {
 	pid, ppid int
 	state     byte
 	cmdline   string
 	environ   string
 }
 
-func processes() map[int]proc {
+func processes() map[int]procInfo {
 	ents, _ := os.ReadDir("/proc")
-	ps := map[int]proc{}
+	ps := map[int]procInfo{}
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -45,15 +45,15 @@ func processes() map[int]proc {
 		ppid, _ := strconv.Atoi(f[1])
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		environ, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		ps[pid] = proc{pid: pid, ppid: ppid, state: f[0][0],
+		ps[pid] = procInfo{pid: pid, ppid: ppid, state: f[0][0],
 			cmdline: string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})), environ: string(environ)}
 	}
 	return ps
 }
 
 // descendants are the live processes below pid.
-func descendants(ps map[int]proc, pid int) []proc {
-	var out []proc
+func descendants(ps map[int]procInfo, pid int) []procInfo {
+	var out []procInfo
 	for _, p := range ps {
 		for q := p; q.ppid > 1; q = ps[q.ppid] {
 			if q.ppid == pid {
@@ -168,7 +168,7 @@ func (k *killTest) killDuringBuild(env []string, busy string) []string {
 	t := k.t
 	cmd, out := k.start(env...)
 	deadline := time.Now().Add(2 * time.Minute)
-	var below []proc
+	var below []procInfo
 	for {
 		below = descendants(processes(), cmd.Process.Pid)
 		found := false
