@@ -17,7 +17,7 @@ import (
 
 // The guest of these tests, testdata/guests/antithesis/sdk, is written
 // against the Antithesis Go SDK (v0.9.0), not sim; the SDK shim of
-// engine/build/compat makes its calls seedfall's.
+// engine/guest/compat makes its calls seedfall's.
 const sdkSite = "sdkguests/sdk/main.go:"
 
 // Every assertion of the SDK is the sim property of the same meaning,

@@ -16,8 +16,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 
-	"github.com/seedfall/seedfall/engine/build"
-	"github.com/seedfall/seedfall/engine/build/netoverlay"
+	"github.com/seedfall/seedfall/engine/guest"
+	"github.com/seedfall/seedfall/engine/guest/netoverlay"
 	"github.com/seedfall/seedfall/engine/world"
 )
 
@@ -61,7 +61,7 @@ type Options struct {
 // Run uses one goroutine group.
 type Engine struct {
 	opts    Options
-	builder *build.Builder
+	builder *guest.Builder
 
 	mu    sync.Mutex
 	mods  map[modKey]*compiled
@@ -91,7 +91,7 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 		opts.CacheDir = filepath.Join(dir, "seedfall")
 	}
 	e := &Engine{opts: opts, mods: map[modKey]*compiled{}}
-	e.builder = &build.Builder{CacheDir: opts.CacheDir, Env: opts.GoEnv, Note: e.note}
+	e.builder = &guest.Builder{CacheDir: opts.CacheDir, Env: opts.GoEnv, Note: e.note}
 	sweepEngineCache(opts.CacheDir)
 	return e, nil
 }
@@ -147,7 +147,7 @@ func (e *Engine) memPool(hash string, bin []byte) experimental.MemoryAllocator {
 	if p, ok := e.pools[hash]; ok {
 		return p
 	}
-	p := newMemPool(build.DataRanges(bin))
+	p := newMemPool(guest.DataRanges(bin))
 	e.pools[hash] = p
 	return p
 }
@@ -182,7 +182,7 @@ type Program struct {
 	Cached bool   // the build came from the cache
 	path   string // the merged wasm
 	bin    []byte // its bytes, checked against Hash, until it is compiled
-	budget bool   // it carries the loop budget (build.Instrument)
+	budget bool   // it carries the loop budget (guest.Instrument)
 	mem    experimental.MemoryAllocator
 	// Upgrade is the program built from upgrade_to, which the node runs
 	// from its first restart on; nil without upgrade_to.
@@ -290,7 +290,7 @@ func (e *Engine) checkMemory(ctx context.Context, w *world.World, prog *Program)
 // buildProgram builds (or loads) one program of wp: its pkg or wasm, or
 // the package of its upgrade_to. field names the key an error points at.
 func (e *Engine) buildProgram(ctx context.Context, w *world.World, wp *world.Program, pkg, wasm, field string, overlay map[string][]byte) (*Program, error) {
-	var art *build.Artifact
+	var art *guest.Artifact
 	var err error
 	if wasm != "" {
 		field = ".wasm"
@@ -299,7 +299,7 @@ func (e *Engine) buildProgram(ctx context.Context, w *world.World, wp *world.Pro
 		if e.opts.Progress != nil {
 			e.opts.Progress(fmt.Sprintf("building %s (%s)", wp.Name, rel(w.Dir, pkg)))
 		}
-		art, err = e.builder.Build(ctx, build.Request{Node: wp.Name, Pkg: pkg, Overlay: overlay, Compat: w.CompatOverlay})
+		art, err = e.builder.Build(ctx, guest.Request{Node: wp.Name, Pkg: pkg, Overlay: overlay, Compat: w.CompatOverlay})
 	}
 	if err != nil {
 		// Point at the line of the world file that names the program.
@@ -307,7 +307,7 @@ func (e *Engine) buildProgram(ctx context.Context, w *world.World, wp *world.Pro
 	}
 	bin := art.Wasm // checked against art.Hash by the builder
 	return &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path, bin: bin,
-		budget: build.Instrumented(bin), mem: e.memPool(art.Hash, bin)}, nil
+		budget: guest.Instrumented(bin), mem: e.memPool(art.Hash, bin)}, nil
 }
 
 // didYouMean suggests a sibling of a program path that does not exist.

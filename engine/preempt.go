@@ -14,7 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
-	"github.com/seedfall/seedfall/engine/build"
+	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/rng"
 	"github.com/seedfall/seedfall/engine/wasi"
@@ -222,7 +222,7 @@ func (r *runner) nextCount(pn *preemptNode) uint64 {
 }
 
 // preemptPrograms replaces every program of a world that preempts by its
-// call-counting variant (build.CountCalls), kept in the cache next to the
+// call-counting variant (guest.CountCalls), kept in the cache next to the
 // build. Worlds that do not preempt run the plain modules, which count
 // nothing and cost nothing more.
 func (e *Engine) preemptPrograms(w *world.World, progs []*Program) error {
@@ -245,7 +245,7 @@ func (e *Engine) preemptPrograms(w *world.World, progs []*Program) error {
 		if !prog.budget {
 			return w.Errorf(key, "cannot preempt %s: its module could not be instrumented; set preempt.strategy to none", prog.Name)
 		}
-		counted, err := build.CountCalls(bin, w.Preempt.Loops)
+		counted, err := guest.CountCalls(bin, w.Preempt.Loops)
 		if err != nil {
 			return w.Errorf(key, "cannot preempt %s: %v; set preempt.strategy to none", prog.Name, err)
 		}

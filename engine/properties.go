@@ -54,7 +54,7 @@ var simFuncs = map[string]propFunc{
 }
 
 // sdkAssert is the Antithesis SDK's assert package: its assertions are
-// seedfall properties (through the SDK shim of engine/build/compat).
+// seedfall properties (through the SDK shim of engine/guest/compat).
 const sdkAssert = "github.com/antithesishq/antithesis-sdk-go/assert"
 
 // sdkFuncs maps the SDK's assert functions to the property kind of the

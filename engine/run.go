@@ -14,7 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/seedfall/seedfall/engine/build/netoverlay"
+	"github.com/seedfall/seedfall/engine/guest/netoverlay"
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/netsim"

@@ -16,7 +16,7 @@ const AssertEvent = 100
 func init() {
 	// event(name_ptr, name_len, details_ptr, details_len): the bridge that
 	// seedfall's build overlay gives the Antithesis SDK
-	// (engine/build/compat/antithesis.go) calls it for
+	// (engine/guest/compat/antithesis.go) calls it for
 	// lifecycle.SendEvent(name, details); details is JSON or empty.
 	seedfallFuncs = append(seedfallFuncs, hostFunc{name: "event", params: vt(i32, i32, i32, i32),
 		fn: func(ctx context.Context, m api.Module, s []uint64) {

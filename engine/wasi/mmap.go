@@ -11,7 +11,7 @@ import (
 )
 
 // The `seedfall` host functions behind the compat overlay's mmap and flock
-// shims; engine/build/compat's package documentation is the ABI. A shared
+// shims; engine/guest/compat's package documentation is the ABI. A shared
 // mapping is guest memory the node's disk keeps equal to the file's page
 // cache (disk.Mapping); a private one is a copy the host forgets at once.
 

@@ -9,7 +9,7 @@ import (
 	"github.com/seedfall/seedfall/engine/errno"
 )
 
-// The host side of the net overlay's net_addrs (engine/build/netoverlay):
+// The host side of the net overlay's net_addrs (engine/guest/netoverlay):
 // the node's own addresses, from which the guest's net.Interfaces and
 // net.InterfaceAddrs build its eth0.
 

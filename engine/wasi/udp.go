@@ -10,7 +10,7 @@ import (
 	"github.com/seedfall/seedfall/engine/netsim"
 )
 
-// The host side of the net overlay's four UDP calls (engine/build/netoverlay,
+// The host side of the net overlay's four UDP calls (engine/guest/netoverlay,
 // Options.UDP): datagram sockets on the simulated network. Reads and writes
 // on a connected socket go through fd_read and fd_write (fs.go).
 

@@ -20,7 +20,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/seedfall/seedfall/engine/build"
+	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/errno"
 	"github.com/seedfall/seedfall/engine/netsim"
@@ -75,7 +75,7 @@ type Process struct {
 	// Slow, if set, is the node's slowdown factor (at least 1): each wait
 	// for a timer takes that many times as long.
 	Slow func() float64
-	// Preempt, if set, is called when a guest built with build.CountCalls
+	// Preempt, if set, is called when a guest built with guest.CountCalls
 	// has used up its count of calls: it may preempt the running goroutine,
 	// and must load the next count into calls.
 	Preempt func(m api.Module, calls api.MutableGlobal)
@@ -388,21 +388,21 @@ func randomGet(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 
 func schedYield(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	p := proc(ctx)
-	// A guest instrumented by engine/build calls sched_yield when its loop
+	// A guest instrumented by engine/guest calls sched_yield when its loop
 	// budget runs out: give it a new budget, and stop it if the watchdog
 	// says so. This is not a scheduling point: it happens at the same place
 	// in every run, but changes nothing the guest can see.
-	if g, ok := m.ExportedGlobal(build.BudgetGlobal).(api.MutableGlobal); ok && uint32(g.Get()) == 0 {
-		g.Set(build.LoopBudget)
+	if g, ok := m.ExportedGlobal(guest.BudgetGlobal).(api.MutableGlobal); ok && uint32(g.Get()) == 0 {
+		g.Set(guest.LoopBudget)
 		if p.overdue.Load() {
 			stopOverdue(ctx, m)
 		}
 		return 0
 	}
-	// Likewise when its count of calls runs out (build.CountCalls): a
+	// Likewise when its count of calls runs out (guest.CountCalls): a
 	// preemption point, decided by the engine, not a yield to other nodes.
 	if p.Preempt != nil {
-		if c, ok := m.ExportedGlobal(build.CallsGlobal).(api.MutableGlobal); ok && uint32(c.Get()) == 0 {
+		if c, ok := m.ExportedGlobal(guest.CallsGlobal).(api.MutableGlobal); ok && uint32(c.Get()) == 0 {
 			p.Preempt(m, c)
 			return 0
 		}

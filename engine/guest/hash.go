@@ -1,0 +1,149 @@
+package guest
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// keyVersion changes whenever the way an artifact is produced changes (build
+// flags, MergeData, Instrument), so that old cache entries are never
+// mistaken for new.
+const keyVersion = "seedfall-build-v2"
+
+// hashTree writes the content of the module rooted at root into h: every
+// regular file in lexical order as its slash path, size and bytes. Hidden
+// files and directories, testdata and nested modules are left out, since
+// none of them can change what go build produces for this module.
+func hashTree(h io.Writer, root string) error {
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != root {
+			name := d.Name()
+			if strings.HasPrefix(name, ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				if name == "testdata" {
+					return filepath.SkipDir
+				}
+				if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+					return filepath.SkipDir // nested module
+				}
+				return nil
+			}
+		} else if !d.IsDir() {
+			return fmt.Errorf("%s is not a directory", root)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		var info fs.FileInfo
+		switch {
+		case d.Type().IsRegular():
+			info, err = d.Info()
+		case d.Type()&fs.ModeSymlink != 0:
+			// A symlinked file is read through the link by go build.
+			info, err = os.Stat(p)
+			if err != nil {
+				return nil // dangling: go build ignores it too, or fails on its own
+			}
+		default:
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !info.Mode().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		return hashFile(h, filepath.ToSlash(rel), p, info.Size())
+	})
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(h, "end\n")
+	return err
+}
+
+func hashFile(h io.Writer, name, path string, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fmt.Fprintf(h, "file %q %d\n", name, size)
+	n, err := io.CopyN(h, f, size)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	if n != size {
+		return fmt.Errorf("%s changed while it was read; try again", path)
+	}
+	return nil
+}
+
+// hashFS hashes every file of fsys except tests, in lexical order.
+func hashFS(fsys fs.FS) (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "file %q %d\n", p, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// overlayHash identifies a set of overlay files by their paths and contents.
+func overlayHash(overlay map[string][]byte) string {
+	if len(overlay) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for _, p := range sortedKeys(overlay) {
+		fmt.Fprintf(h, "file %q %d\n", p, len(overlay[p]))
+		h.Write(overlay[p])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// keyField writes one named field of a cache key.
+func keyField(h hash.Hash, name, value string) {
+	fmt.Fprintf(h, "%s %q\n", name, value)
+}
