@@ -34,24 +34,6 @@ func TestChildOutlivesEndedThreads(t *testing.T) {
 	}
 }
 
-// Why runCommand locks the thread: a child started from a thread that then
-// ends is killed, though seedfall lives on.
-func TestParentDeathSignalFollowsTheThread(t *testing.T) {
-	cmd := childCommand(context.Background(), "sleep", "10")
-	started := make(chan error)
-	go func() {
-		runtime.LockOSThread() // and never unlocked: the thread ends with the goroutine
-		started <- cmd.Start()
-	}()
-	if err := <-started; err != nil {
-		t.Fatal(err)
-	}
-	begin := time.Now()
-	if err := cmd.Wait(); err == nil || time.Since(begin) > 5*time.Second {
-		t.Fatalf("the child lived on after its thread ended: %v after %v", err, time.Since(begin))
-	}
-}
-
 // A cancelled command dies with its whole process group.
 func TestCancelKillsTheGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
