@@ -14,8 +14,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 
-	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/rng"
 	"github.com/seedfall/seedfall/engine/wasi"
 	"github.com/seedfall/seedfall/engine/world"

@@ -14,9 +14,9 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/seedfall/seedfall/engine/guest/netoverlay"
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/guest/netoverlay"
 	"github.com/seedfall/seedfall/engine/netsim"
 	"github.com/seedfall/seedfall/engine/rng"
 	"github.com/seedfall/seedfall/engine/sched"

@@ -18,8 +18,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seedfall/seedfall/engine/guest/compat"
 	"github.com/seedfall/seedfall/engine/fsutil"
+	"github.com/seedfall/seedfall/engine/guest/compat"
 	"github.com/seedfall/seedfall/sim"
 )
 

@@ -72,9 +72,9 @@ func passingSeeds() uint64 {
 	case os.Getenv("SEEDFALL_SWEEP") == "1":
 		return 100
 	case testing.Short():
-		return 3
+		return 2
 	}
-	return 8
+	return 4
 }
 
 // benchWorld runs seeds 1 to b.N of a world that must pass and reports

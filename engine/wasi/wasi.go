@@ -20,9 +20,9 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/sys"
 
-	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/errno"
+	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/netsim"
 	"github.com/seedfall/seedfall/engine/rng"
 	"github.com/seedfall/seedfall/engine/sched"
