@@ -160,12 +160,14 @@ func TestInterruptCause(t *testing.T) {
 	if m == nil {
 		t.Fatal("stdout does not say cause was interrupted")
 	}
-	if n, _ := strconv.Atoi(m[1]); n < 12 || n > 14 {
+	// The progress line is drawn now and then, so more runs may have
+	// finished than it showed when SIGINT came; never fewer.
+	if n, _ := strconv.Atoi(m[1]); n < 12 {
 		t.Errorf("%d runs counted; the progress had shown 12 when SIGINT came", n)
 	}
 	for _, want := range []string{
 		`(?m)^seed 1 fails at \S+: workload: `,
-		`(?m)^forked 8 ways at 2 moments, `,
+		`(?m)^forked 8 ways at \d+ moments, `,
 		`(?m)^ +0s  \.\.\.\.\.\.\.\.  0/8 still fail$`,
 		`(?m)^the failure became inevitable between \S+ and \S+$`,
 		`(?m)^` + m[1] + ` runs in all; debug the moment: seedfall debug -c seedfall.json -seed 1 -at \S+$`,
