@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
-	"github.com/seedfall/seedfall/sim"
+	"github.com/seedfall/seedfall/engine/guest"
 )
 
 func init() {
@@ -107,15 +106,5 @@ func writeSimCopy(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	src := sim.Source()
-	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") {
-			return err
-		}
-		b, err := fs.ReadFile(src, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dir, filepath.FromSlash(p)), b, 0o644)
-	})
+	return guest.WriteSim(dir)
 }

@@ -585,22 +585,27 @@ var simSourceHash = sync.OnceValues(func() (string, error) { return hashFS(sim.S
 
 // ensureSim extracts the built-in sim module into <cache>/sim/<hash>, once.
 func ensureSim(cache, hash string, note func(string)) (string, error) {
-	return ensureDir(filepath.Join(cache, "sim", hash[:16]), note, func(dir string) error {
-		src := sim.Source()
-		return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") {
-				return err
-			}
-			b, err := fs.ReadFile(src, p)
-			if err != nil {
-				return err
-			}
-			dst := filepath.Join(dir, filepath.FromSlash(p))
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
-			}
-			return os.WriteFile(dst, b, 0o644)
-		})
+	return ensureDir(filepath.Join(cache, "sim", hash[:16]), note, WriteSim)
+}
+
+// WriteSim writes the source of the sim module this binary carries, not its
+// tests, into dir: the copy builds use, and the one seedfall sim-mod puts
+// into a user's module.
+func WriteSim(dir string) error {
+	src := sim.Source()
+	return fs.WalkDir(src, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		b, err := fs.ReadFile(src, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
 	})
 }
 
