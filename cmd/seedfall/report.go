@@ -81,18 +81,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stopped := interrupted(ctx) && ran < list.Len()
-	if stopped {
-		rep.interrupted(ran, list.Len())
-	}
-	if err := rep.write(stdout); err != nil {
-		return err
-	}
-	if stopped {
-		fmt.Fprintln(stderr, interruptedLine(ran, list.Len()))
-		return errInterrupted
-	}
-	return nil
+	return rep.finish(stdout, stderr, interrupted(ctx) && ran < list.Len(), ran, list.Len())
 }
 
 // sweepReport gathers a sweep's results for the HTML report, in memory
@@ -157,6 +146,23 @@ func (r *sweepReport) add(res *engine.Result, replay string) {
 		}
 	}
 	r.rep.Runs = append(r.rep.Runs, run)
+}
+
+// finish writes the page, saying where to w; when Ctrl-C stopped the
+// sweep after ran of its seeds, the page notes it, stderr hears it and
+// finish returns errInterrupted. A nil report writes no page.
+func (r *sweepReport) finish(w, stderr io.Writer, stopped bool, ran, of int) error {
+	if stopped {
+		r.interrupted(ran, of)
+	}
+	if err := r.write(w); err != nil {
+		return err
+	}
+	if stopped {
+		fmt.Fprintln(stderr, interruptedLine(ran, of))
+		return errInterrupted
+	}
+	return nil
 }
 
 // interrupted notes on the page that Ctrl-C stopped the sweep.

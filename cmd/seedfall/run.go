@@ -138,15 +138,8 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			ran, passed, failed, &failedSeeds, el.Round(time.Millisecond), float64(ran)/el.Seconds())
 	}
 	unmet := cov.write(stdout, stderr, *asJSON)
-	if stopped {
-		rep.interrupted(ran, list.Len())
-	}
-	if err := rep.write(stderr); err != nil {
+	if err := rep.finish(stderr, stderr, stopped, ran, list.Len()); err != nil {
 		return err
-	}
-	if stopped {
-		fmt.Fprintln(stderr, interruptedLine(ran, list.Len()))
-		return errInterrupted
 	}
 	if failed > 0 || pinnedFailing > 0 || unmet {
 		return errFailed
