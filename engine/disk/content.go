@@ -108,6 +108,34 @@ func (c *content) writeAt(p []byte, off int64, other *content) {
 	}
 }
 
+// crashWrite is writeAt for what a crash writes back to the durable copy
+// of the file whose page cache is cache. Where p covers a whole page that
+// holds the same bytes in the cache (share says so for page i, or p is that
+// page itself), the durable copy shares the cache's page instead of copying
+// it: the cache becomes a clone of the durable copy after the crash anyway.
+func (c *content) crashWrite(p []byte, off int64, cache *content, share func(i int) bool) {
+	if len(p) == 0 {
+		return
+	}
+	end := off + int64(len(p))
+	c.grow(end)
+	for at := off; at < end; {
+		i := int(at / pageSize)
+		o := int(at % pageSize)
+		k := min(pageSize-o, int(end-at))
+		src := p[at-off : at-off+int64(k)]
+		if k == pageSize && i < len(cache.pages) && cache.pages[i] != nil && (&cache.pages[i][0] == &src[0] || share(i)) {
+			c.pages[i] = cache.pages[i]
+		} else {
+			copy(c.own(i, cache)[o:o+k], src)
+		}
+		at += int64(k)
+	}
+	if end > c.size {
+		c.size = end
+	}
+}
+
 func (c *content) truncate(size int64, other *content) {
 	switch {
 	case size < c.size:
@@ -124,27 +152,23 @@ func (c *content) truncate(size int64, other *content) {
 	c.size = size
 }
 
-// syncFrom applies one pending operation of the file whose page cache is
-// cache, as fsync does with the whole log in order. Where the durable copy
-// has no page of its own, it takes the cache's page instead of copying into
-// a new one, so bulk and page-aligned writes are kept once, not twice. A
-// shared page already holds the final content of this fsync, which the
-// later operations of the log would only write again, so they skip it.
-func (c *content) syncFrom(cache *content, op *DataOp) {
-	if op.Kind != DataWrite {
-		c.apply(op, cache)
+// syncWrite applies one pending write, of length bytes at off, of the file
+// whose page cache is cache, as fsync does with the whole log in order,
+// taking the write's bytes from src. Where the durable copy has no page of
+// its own, it takes the cache's page instead of copying into a new one, so
+// bulk and page-aligned writes are kept once, not twice. A shared page
+// already holds the final content of this fsync, which the later
+// operations of the log would only write again, so they skip it.
+func (c *content) syncWrite(cache *content, off, length int64, src opSource) {
+	if length == 0 {
 		return
 	}
-	if len(op.Data) == 0 {
-		return
-	}
-	end := op.Off + int64(len(op.Data))
+	end := off + length
 	c.grow(end)
-	done := 0
-	for done < len(op.Data) {
-		i := int((op.Off + int64(done)) / pageSize)
-		o := int((op.Off + int64(done)) % pageSize)
-		k := min(pageSize-o, len(op.Data)-done)
+	for at := off; at < end; {
+		i := int(at / pageSize)
+		o := int(at % pageSize)
+		k := min(pageSize-o, int(end-at))
 		pg := c.pages[i]
 		var cpg *page
 		if i < len(cache.pages) {
@@ -155,9 +179,9 @@ func (c *content) syncFrom(cache *content, op *DataOp) {
 		case pg == nil && cpg != nil:
 			c.pages[i] = cpg
 		default:
-			copy(c.own(i, cache)[o:o+k], op.Data[done:done+k])
+			src.fill(c.own(i, cache)[o:o+k], at)
 		}
-		done += k
+		at += int64(k)
 	}
 	if end > c.size {
 		c.size = end

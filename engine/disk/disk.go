@@ -340,15 +340,21 @@ func (h *Handle) WriteAt(p []byte, off int64) (int, errno.Errno) {
 		p = p[:fit]
 	}
 	old := n.data.size
-	n.data.writeAt(p, off, &n.dur)
+	h.d.writeCache(n, p, off)
 	h.d.used += n.data.size - old
-	h.d.logWrite(n, p, off)
 	if len(n.maps) > 0 {
 		h.d.mapWrite(n, p, off)
 	}
 	now := h.d.now()
 	n.mtim, n.ctim = now, now
 	return len(p), 0
+}
+
+// writeCache writes p at off into the page cache and logs it as pending.
+func (d *Disk) writeCache(n *inode, p []byte, off int64) {
+	n.release(off, off+int64(len(p)))
+	n.data.writeAt(p, off, &n.dur)
+	d.logWrite(n, off, int64(len(p)))
 }
 
 // fits returns how many of length bytes written at off fit on the disk:
@@ -386,6 +392,7 @@ func (d *Disk) truncate(n *inode, size int64) errno.Errno {
 		return e
 	}
 	old := n.data.size
+	n.release(size, old)
 	n.data.truncate(size, &n.dur)
 	d.used += n.data.size - old
 	d.logTruncate(n, size)

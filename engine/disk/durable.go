@@ -6,7 +6,8 @@ import (
 )
 
 // What survives a crash. Each file keeps the ordered log of data operations
-// since its last fsync; the disk keeps (under strict dirs) the ordered log
+// since its last fsync (pending.go: a write's bytes are held once, in the
+// page cache or set aside); the disk keeps (under strict dirs) the ordered log
 // of directory operations whose entries are not durable yet. fsync applies
 // a log to the durable state; a crash asks a CrashModel which pending
 // operations to apply before it throws the page cache away.
@@ -229,21 +230,18 @@ func (d *Disk) durableEntries(dir *inode) entries {
 	return dir.entries
 }
 
-// pendBufMax bounds the pending-bytes buffer a file keeps for reuse.
-const pendBufMax = 1 << 20
-
-func (d *Disk) logWrite(n *inode, p []byte, off int64) {
-	start := len(n.pendBuf)
-	n.pendBuf = append(n.pendBuf, p...)
-	end := len(n.pendBuf)
+// logWrite logs the write of length bytes at off that the page cache now
+// holds (writeCache).
+func (d *Disk) logWrite(n *inode, off, length int64) {
 	d.seq++
-	n.pending = append(n.pending, DataOp{Kind: DataWrite, Off: off, Data: n.pendBuf[start:end:end], Seq: d.seq})
+	n.pending.push(pendOp{off: off, n: length, seq: d.seq})
+	n.live.add(off, off+length, n.pending.len()-1)
 	d.markDirty(n)
 }
 
 func (d *Disk) logTruncate(n *inode, size int64) {
 	d.seq++
-	n.pending = append(n.pending, DataOp{Kind: DataTruncate, Size: size, Seq: d.seq})
+	n.pending.push(pendOp{off: size, n: -1, seq: d.seq})
 	d.markDirty(n)
 }
 
@@ -255,13 +253,10 @@ func (d *Disk) markDirty(n *inode) {
 }
 
 func (n *inode) dropPending() {
-	clear(n.pending)
-	n.pending = n.pending[:0]
-	if cap(n.pendBuf) > pendBufMax {
-		n.pendBuf = nil
-	} else {
-		n.pendBuf = n.pendBuf[:0]
-	}
+	n.pending.reset()
+	n.parts.reset()
+	n.live.reset()
+	n.arena = nil
 }
 
 // syncFile makes a file's data, size and times durable: O(pending bytes).
@@ -270,14 +265,24 @@ func (n *inode) dropPending() {
 // writes whole pages, and so is the file's size.
 func (d *Disk) syncFile(n *inode) {
 	var touched []int
-	for i := range n.pending {
-		op := &n.pending[i]
-		n.dur.syncFrom(&n.data, op)
-		if len(n.damage) > 0 {
-			n.healOp(op)
+	ix := n.partIndex()
+	src := opSource{n: n}
+	for k := range n.pending.len() {
+		op := n.pending.at(k)
+		if op.isTruncate() {
+			n.dur.truncate(op.off, &n.data)
+			if len(n.damage) > 0 {
+				n.heal(op.off, maxFileSize+1)
+			}
+			continue
 		}
-		if len(n.stale) > 0 && op.Kind == DataWrite && len(op.Data) > 0 {
-			for pg := int(op.Off / pageSize); int64(pg)*pageSize < op.Off+int64(len(op.Data)); pg++ {
+		src.parts = n.partsOf(ix, k, src.parts[:0])
+		n.dur.syncWrite(&n.data, op.off, op.n, src)
+		if len(n.damage) > 0 {
+			n.heal(op.off, op.end())
+		}
+		if len(n.stale) > 0 && op.n > 0 {
+			for pg := int(op.off / pageSize); int64(pg)*pageSize < op.end(); pg++ {
 				if _, ok := n.stale[pg]; ok {
 					touched = append(touched, pg)
 				}
@@ -355,7 +360,6 @@ func (d *Disk) maybeFree(n *inode) {
 		return
 	}
 	n.dropPending()
-	n.pendBuf = nil
 	d.used -= n.data.size
 	n.data = content{}
 	n.stale = nil
@@ -378,14 +382,19 @@ func (d *Disk) CrashWith(m CrashModel) CrashReport {
 	var rep CrashReport
 	dirty := make([]*inode, 0, len(d.dirty))
 	for n := range d.dirty {
-		if len(n.pending) > 0 {
+		if n.pending.len() > 0 {
 			dirty = append(dirty, n)
 		}
 	}
 	slices.SortFunc(dirty, func(a, b *inode) int { return cmpUint(a.ino, b.ino) })
 	p := &Pending{Files: make([]PendingFile, len(dirty))}
+	logs := make([][]DataOp, len(dirty))
+	_, plain := m.(KeepNothing) // looks at no log: spare making them
 	for i, n := range dirty {
-		p.Files[i] = PendingFile{Ino: n.ino, Path: d.pathOf(n), DurableSize: n.dur.size, Ops: n.pending}
+		if !plain {
+			logs[i] = n.dataOps()
+		}
+		p.Files[i] = PendingFile{Ino: n.ino, Path: d.pathOf(n), DurableSize: n.dur.size, Ops: logs[i]}
 	}
 	if d.strict && len(d.dirLog) > 0 {
 		p.Dirs = make([]DirOp, len(d.dirLog))
@@ -408,20 +417,23 @@ func (d *Disk) CrashWith(m CrashModel) CrashReport {
 
 	files := d.rebuild()
 
-	for _, n := range dirty {
+	for i, n := range dirty {
 		if n.mark != d.epoch {
 			n.dropPending() // gone after the crash, and unreachable from now on
-			n.pendBuf = nil
 			continue
 		}
 		path := d.pathOf(n)
-		wb := m.File(PendingFile{Ino: n.ino, Path: path, DurableSize: n.dur.size, Ops: n.pending})
-		for i := range wb.Ops {
-			op := &wb.Ops[i]
+		wb := m.File(PendingFile{Ino: n.ino, Path: path, DurableSize: n.dur.size, Ops: logs[i]})
+		for j := range wb.Ops {
+			op := &wb.Ops[j]
 			if !validDataOp(op) {
 				panic(fmt.Sprintf("disk: crash model returned an invalid data operation for %s: kind %d off %d len %d size %d", path, op.Kind, op.Off, len(op.Data), op.Size))
 			}
-			n.dur.apply(op, &n.data)
+			if op.Kind == DataWrite {
+				n.dur.crashWrite(op.Data, op.Off, &n.data, n.liveShare(logs[i], op))
+			} else {
+				n.dur.apply(op, &n.data)
+			}
 			if len(n.damage) > 0 {
 				n.healOp(op)
 			}
@@ -435,6 +447,7 @@ func (d *Disk) CrashWith(m CrashModel) CrashReport {
 			n.addDamage(Damage{Off: off, Len: 1, Kind: KindCorruptOnCrash})
 			rep.Flips = append(rep.Flips, Fired{Kind: KindCorruptOnCrash, Path: path, Offset: off, Bit: bit})
 		}
+		logs[i] = nil
 	}
 	d.dirty = nil
 	d.crashMappings()
@@ -442,7 +455,6 @@ func (d *Disk) CrashWith(m CrashModel) CrashReport {
 	d.used = 0
 	for _, n := range files {
 		n.dropPending()
-		n.pendBuf = nil
 		n.stale = nil
 		n.data = n.dur.clone()
 		n.atim, n.mtim, n.ctim = n.durAtim, n.durMtim, n.durCtim

@@ -150,12 +150,12 @@ func (d *Disk) FailSync(op Op) (f Fired, ok bool) {
 func dirtyPages(n *inode) []int {
 	last := pagesFor(n.data.size)
 	var pages []int
-	for i := range n.pending {
-		w := &n.pending[i]
-		if w.Kind != DataWrite || len(w.Data) == 0 {
+	for i := range n.pending.len() {
+		w := n.pending.at(i)
+		if w.n <= 0 {
 			continue
 		}
-		for pg := int(w.Off / pageSize); int64(pg)*pageSize < w.Off+int64(len(w.Data)) && pg < last; pg++ {
+		for pg := int(w.off / pageSize); int64(pg)*pageSize < w.end() && pg < last; pg++ {
 			pages = append(pages, pg)
 		}
 	}
@@ -354,17 +354,14 @@ func visible(n *inode, off int64) bool {
 	if _, ok := n.stale[int(off/pageSize)]; ok {
 		return false
 	}
-	for i := range n.pending {
-		op := &n.pending[i]
-		switch op.Kind {
-		case DataWrite:
-			if off >= op.Off && off < op.Off+int64(len(op.Data)) {
+	for i := range n.pending.len() {
+		op := n.pending.at(i)
+		if op.isTruncate() {
+			if op.off <= off {
 				return false
 			}
-		case DataTruncate:
-			if op.Size <= off {
-				return false
-			}
+		} else if off >= op.off && off < op.end() {
+			return false
 		}
 	}
 	return true
@@ -395,7 +392,7 @@ func (d *Disk) Files() []FileInfo {
 			switch n := e.node; n.typ {
 			case TypeRegular:
 				out = append(out, FileInfo{Path: prefix + e.name, Size: n.data.size, DurableSize: n.dur.size,
-					Pending: len(n.pending), Damage: slices.Clone(n.damage)})
+					Pending: n.pending.len(), Damage: slices.Clone(n.damage)})
 			case TypeDirectory:
 				walk(prefix+e.name+"/", n)
 			}

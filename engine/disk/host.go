@@ -210,7 +210,7 @@ func (d *Disk) Walk(fn func(path string, st Stat, durableSize int64, pending int
 			st := n.stat()
 			switch n.typ {
 			case TypeRegular:
-				fn(p, st, n.dur.size, len(n.pending))
+				fn(p, st, n.dur.size, n.pending.len())
 			case TypeDirectory:
 				fn(p, st, st.Size, dirPending[n])
 				walk(p+"/", n)

@@ -241,8 +241,7 @@ func (d *Disk) takeInFrom(m *Mapping, from, to int64) {
 			old = make([]byte, len(data))
 			n.data.readAt(old, off)
 		}
-		n.data.writeAt(data, off, &n.dur)
-		d.logWrite(n, data, off)
+		d.writeCache(n, data, off)
 		now := d.now()
 		n.mtim, n.ctim = now, now
 		if old == nil {

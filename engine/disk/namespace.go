@@ -41,10 +41,12 @@ type inode struct {
 	durEntries entries // what a crash keeps (strict dirs only)
 
 	// Regular files.
-	data    content  // page cache
-	dur     content  // durable
-	pending []DataOp // data operations since the last fsync, in order
-	pendBuf []byte   // backing store for pending writes' bytes
+	data    content            // page cache
+	dur     content            // durable
+	pending chunked[pendOp]    // data operations since the last fsync, in order
+	parts   chunked[savedPart] // their saved bytes (pending.go)
+	live    liveSet            // where the cache holds pending writes' bytes (pending.go)
+	arena   []byte             // room for small saved bytes
 	// stale pages differ between page cache and durable copy with no
 	// pending operation to write them: a failed, lost or misdirected
 	// writeback. The next fsync that writes into one writes it in full.
