@@ -625,3 +625,100 @@ func TestSyncMarkTakesInMappedStores(t *testing.T) {
 		t.Errorf("after the crash: %s", got)
 	}
 }
+
+// Sync faults on SyncTo at random, with writes after the marks over the
+// writes before them: whatever a fault drops or writes, the operations
+// after the mark stay pending as they were written, the page cache is
+// what was written, and a crash with any model afterwards is sound.
+func TestSyncToFaultsKeepTheLogRight(t *testing.T) {
+	kinds := map[string]int{}
+	for seed := range uint64(6) {
+		r := rand.New(rand.NewPCG(seed, 13))
+		draw := func(n int) int { return r.IntN(n) }
+		f := newFaulty(false, 0)
+		d := f.d
+		m := &syncFileModel{name: "f"}
+		m.h = open(t, d, "f", Read|Write|Create)
+		for step := range 300 {
+			where := fmt.Sprintf("seed %d step %d", seed, step)
+			h := m.h
+			size := h.Size()
+			switch k := r.IntN(10); {
+			case k < 6:
+				n := []int{1 + r.IntN(300), 4096, 1 + r.IntN(9000)}[r.IntN(3)]
+				off := []int64{size, r.Int64N(size + 1), r.Int64N(size+1) / 4096 * 4096}[r.IntN(3)]
+				data := make([]byte, n)
+				for i := range data {
+					data[i] = byte(r.Uint32())
+				}
+				if got, e := h.WriteAt(data, off); got != n || e != 0 {
+					t.Fatalf("%s: write: %d %v", where, got, e)
+				}
+				m.hist = append(m.hist, DataOp{Kind: DataWrite, Off: off, Data: data, Seq: d.seq})
+			case k < 7:
+				to := []int64{r.Int64N(size + 1), size + r.Int64N(5000)}[r.IntN(2)]
+				ok(t, "truncate", h.Truncate(to))
+				m.hist = append(m.hist, DataOp{Kind: DataTruncate, Size: to, Seq: d.seq})
+			case k < 8:
+				m.marks = append(m.marks, syncMarkAt{h.SyncMark(), len(m.hist)})
+			default:
+				if len(m.marks) == 0 {
+					break
+				}
+				mk := m.marks[0]
+				m.marks = m.marks[1:]
+				kind := []string{"none", "fsync_eio", "lost_write", "misdirected_write"}[r.IntN(4)]
+				want := errno.Errno(0)
+				f.arm(OpSync, func(op Op) errno.Errno {
+					switch kind {
+					case "fsync_eio":
+						f.record(d.FailSync(op))
+						return errno.EIO
+					case "lost_write":
+						f.record(d.LoseWrite(op, draw))
+					case "misdirected_write":
+						f.record(d.MisdirectWrite(op, draw))
+					}
+					return 0
+				})
+				if kind == "fsync_eio" {
+					want = errno.EIO
+				}
+				if e := h.SyncTo(mk.mark); e != want {
+					t.Fatalf("%s: SyncTo with %s = %v, want %v", where, kind, e, want)
+				}
+				if kind == "none" {
+					kinds[kind]++
+				}
+				m.durIdx = max(m.durIdx, mk.idx) // synced or failed, no longer pending
+			}
+			if got, _ := d.ReadFile("f"); !bytes.Equal(got, applyAll(m.hist)) {
+				t.Fatalf("%s: the page cache is not what was written", where)
+			}
+			checkOps(t, where, h.n.dataOps(), m.pending())
+		}
+		for _, fr := range f.fired {
+			kinds[fr.Kind]++
+		}
+		models := []CrashModel{KeepNothing{}, KeepAll{}, &Torn{Draw: draw}, &Reorder{Model: PageIndependent, Torn: true, Draw: draw}}
+		d.CrashWith(models[seed%uint64(len(models))])
+		if _, err := d.ReadFile("f"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("SyncTo faults: %v", kinds)
+	for _, k := range []string{"none", KindFsyncEIO, KindLostWrite, KindMisdirectedWrite} {
+		if kinds[k] < 20 {
+			t.Errorf("only %d SyncTo with %s", kinds[k], k)
+		}
+	}
+}
+
+// applyAll is a file written from empty by ops.
+func applyAll(ops []DataOp) []byte {
+	var b []byte
+	for _, op := range ops {
+		b = applyData(b, op)
+	}
+	return b
+}
