@@ -153,4 +153,3 @@ func TestPreemptRefusesOtherGoReleases(t *testing.T) {
 		}
 	}
 }
-
