@@ -216,7 +216,7 @@ type branchJSON struct {
 }
 
 // BranchStreams are the streams a branch may name.
-var BranchStreams = []string{"sched", "net", "disk", "io", "udp", "disklatency", "mutant", "random"}
+var BranchStreams = []string{"sched", "net", "disk", "io", "udp", "disklatency", "mutant", "random", "cpu"}
 
 // MarshalJSON writes one fault per line, so schedules diff well.
 func (s *Schedule) MarshalJSON() ([]byte, error) {
