@@ -111,7 +111,7 @@ func DefaultCPU() CPU { return CPU{NsPerCall: DefaultNsPerCall, Jitter: DefaultC
 
 // The defaults of the "cpu" object (measured: docs/how-it-works.md#cpu-time).
 const (
-	DefaultNsPerCall = 8
+	DefaultNsPerCall = 5
 	DefaultCPUJitter = 0.25
 	MaxNsPerCall     = 1e6
 )
