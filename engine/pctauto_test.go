@@ -129,7 +129,7 @@ func TestPCTChangePointsFallInsideTheRun(t *testing.T) {
 func TestPCTLine(t *testing.T) {
 	hello := `{"nodes": [], "workload": {"name": "w", "pkg": "./hello"}, "preempt": %s}`
 	calls := func(line string) string {
-		m := regexp.MustCompile(`^pct: w (\d+) calls;`).FindStringSubmatch(line)
+		m := regexp.MustCompile(`^pct: w (\d+) calls[;,]`).FindStringSubmatch(line)
 		if m == nil {
 			t.Fatalf("pct line %q", line)
 		}
@@ -147,6 +147,17 @@ func TestPCTLine(t *testing.T) {
 	set := pctLine(t, twice(t, prepare(t, fmt.Sprintf(hello, `{"strategy": "pct", "steps": 200000}`)), 1, nil))
 	if !strings.HasSuffix(set, " calls; change points are drawn over each node's first 200000 calls (preempt.steps)") {
 		t.Errorf("steps 200000: %q", set)
+	}
+	// Calls are counted over a node's incarnations: a node that exits 1 and
+	// is restarted k times made about k times the calls of one run.
+	one, _ := strconv.Atoi(calls(pctLine(t, run(t, prepare(t, fmt.Sprintf(`{"nodes": [], "workload": {"name": "w", "pkg": "./exitcode", "args": ["0"]}, "preempt": %s}`,
+		`{"strategy": "pct", "depth": 1}`)), 1, nil))))
+	res := run(t, prepare(t, `{"supervise": true, "duration": "1s", "faults": {"restart_after": ["10ms", "10ms"]},
+		"nodes": [{"name": "w", "pkg": "./exitcode", "args": ["1"]}], "workload": {"name": "s", "pkg": "./sleeper"},
+		"preempt": {"strategy": "pct", "depth": 1}}`), 1, nil)
+	all, _ := strconv.Atoi(calls(pctLine(t, res)))
+	if k := strings.Count(output(res, "w"), "- start"); k < 3 || all < (k-1)*one || all > k*one*11/10 {
+		t.Errorf("%d starts made %d calls, one run %d", k, all, one)
 	}
 	// Seed 1 fails, so the finally check never starts in the calibration.
 	p := prepare(t, `{"nodes": [], "workload": {"name": "w", "pkg": "./exitcode", "args": ["3"]},

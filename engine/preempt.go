@@ -99,17 +99,18 @@ type preemptRun struct {
 // preemptNode counts one node's calls across its incarnations, so that a
 // change point names the same call in a replay.
 type preemptNode struct {
-	total  uint64 // counted calls in completed counts, and of past incarnations
-	loaded uint64 // the count loaded now
+	total  uint64   // counted calls in completed counts, and of past incarnations
+	loaded uint64   // the count loaded now
+	nextAt uint64   // the total at which the next preemption is due; 0: none
+	points []uint64 // pct: change points still ahead, ascending
+	due    bool     // a preemption is due, waiting for a goroutine it may preempt
+	stream rng.Stream
+	capped uint64 // the largest count to load: CPU time is charged at least that often
+
 	// counter is the incarnation's count (guest.CallsGlobal), nil until its
 	// first counted call: loaded minus its value is how much of the count
 	// it used.
 	counter api.MutableGlobal
-	nextAt  uint64   // the total at which the next preemption is due; 0: none
-	points  []uint64 // pct: change points still ahead, ascending
-	due     bool     // a preemption is due, waiting for a goroutine it may preempt
-	stream  rng.Stream
-	capped  uint64 // the largest count to load: CPU time is charged at least that often
 }
 
 func (r *runner) preemptSetup() error {
