@@ -201,6 +201,7 @@ type Prepared struct {
 	World    *world.World
 	Programs []*Program // nodes, workloads, finally: world order
 	e        *Engine
+	pct      pctCalibration // pct's calibration run, made once (pctauto.go)
 }
 
 // Prepare checks that the engine supports every field the world sets, then
