@@ -31,7 +31,6 @@ type cpuState struct {
 	seen    uint32            // the counter's value at the last look
 	debt    float64           // virtual ns of work not yet paid
 	factor  float64           // the jitter of the stretch of work in progress
-	charged uint64            // counted calls charged so far
 }
 
 // account charges the calls the guest counted since the last host call.
@@ -51,7 +50,6 @@ func (p *Process) account(m api.Module) {
 	}
 	n := c.seen - cur
 	c.seen = cur
-	c.charged += uint64(n)
 	rate := p.CPU.NsPerCall * c.factor
 	if p.Slow != nil {
 		if f := p.Slow(); f > 1 {
@@ -101,6 +99,3 @@ func (p *Process) payCPU(ctx context.Context, m api.Module, min int64) {
 		kill(ctx, m)
 	}
 }
-
-// CountedCalls is how many counted calls the process was charged for.
-func (p *Process) CountedCalls() uint64 { return p.cpu.charged }
