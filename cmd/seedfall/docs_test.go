@@ -39,6 +39,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"runtime"
 	"strconv"
 	"strings"
@@ -457,6 +458,10 @@ func docShell(b *docBlock, cmd, dir string, env []string) ([]byte, error) {
 	return got, err
 }
 
+// digits are the numbers (and hex digests) two lines may differ in and
+// still be the same line of output.
+var digits = regexp.MustCompile(`[0-9a-f]{16,}|[0-9]+`)
+
 // matchOutput compares a command's output with what the document shows. A
 // line "..." in want stands for any number of lines. It returns the document's
 // lines rewritten to what the build printed (keeping "..." and the document's
@@ -475,7 +480,20 @@ func matchOutput(want, got []string) (merged []string, diff string, ok bool) {
 		ng[i] = normLine(g)
 	}
 	// cost[i][j]: edits to match want[i:] with got[j:]. An ellipsis absorbs
-	// got lines for free; a substitution costs 1, a line only on one side 1.
+	// got lines for free; a line only on one side costs 2; a substitution
+	// costs 1 when the two lines differ only in their numbers (a time, a
+	// digest, a count) and 5 otherwise. So a rewrite keeps a changed line in
+	// its place rather than letting an ellipsis swallow what the build
+	// printed and dropping the document's line.
+	sub := func(i, j int) int {
+		switch {
+		case nw[i] == ng[j]:
+			return 0
+		case digits.ReplaceAllString(nw[i], "#") == digits.ReplaceAllString(ng[j], "#"):
+			return 1
+		}
+		return 5
+	}
 	W, G := len(want), len(got)
 	cost := make([][]int, W+1)
 	for i := range cost {
@@ -485,7 +503,7 @@ func matchOutput(want, got []string) (merged []string, diff string, ok bool) {
 		for j := G; j >= 0; j-- {
 			switch {
 			case i == W:
-				cost[i][j] = G - j
+				cost[i][j] = 2 * (G - j)
 			case isEllipsis(want[i]):
 				c := cost[i+1][j] // absorbs nothing
 				if j < G && cost[i][j+1] < c {
@@ -493,17 +511,13 @@ func matchOutput(want, got []string) (merged []string, diff string, ok bool) {
 				}
 				cost[i][j] = c
 			case j == G:
-				cost[i][j] = 1 + cost[i+1][j]
+				cost[i][j] = 2 + cost[i+1][j]
 			default:
-				c := 1 + cost[i+1][j]
-				if d := 1 + cost[i][j+1]; d < c {
+				c := 2 + cost[i+1][j]
+				if d := 2 + cost[i][j+1]; d < c {
 					c = d
 				}
-				sub := 1
-				if nw[i] == ng[j] {
-					sub = 0
-				}
-				if d := sub + cost[i+1][j+1]; d < c {
+				if d := sub(i, j) + cost[i+1][j+1]; d < c {
 					c = d
 				}
 				cost[i][j] = c
@@ -527,11 +541,11 @@ func matchOutput(want, got []string) (merged []string, diff string, ok bool) {
 			merged = append(merged, want[i])
 			d.WriteString("  " + want[i] + "\n")
 			i, j = i+1, j+1
-		case i < W && j < G && cost[i][j] == 1+cost[i+1][j+1]:
+		case i < W && j < G && nw[i] != ng[j] && cost[i][j] == sub(i, j)+cost[i+1][j+1]:
 			merged = append(merged, keepWall(want[i], got[j]))
 			d.WriteString("- " + want[i] + "\n+ " + got[j] + "\n")
 			i, j = i+1, j+1
-		case j < G && cost[i][j] == 1+cost[i][j+1]:
+		case j < G && cost[i][j] == 2+cost[i][j+1]:
 			merged = append(merged, got[j])
 			d.WriteString("+ " + got[j] + "\n")
 			j++
@@ -588,4 +602,22 @@ func copyTree(from, to string) error {
 		}
 		return os.WriteFile(dst, data, info.Mode().Perm())
 	})
+}
+
+// A rewrite keeps each changed line in its place: the ellipsis before it
+// does not swallow the build's new line and drop the document's.
+func TestMatchOutputRewritesChangedLines(t *testing.T) {
+	want := []string{"FAIL seed 1 at t=2.46s", "...", "  2.46 client#1 - exit 1", "digest 633a21e63e7a1e74c903272938563ced"}
+	got := []string{"FAIL seed 1 at t=2.47s", "  1.0 client#1 | a", "  2.0 client#1 | b", "  2.47 client#1 - exit 1", "digest 366ee547107a0280960471d9c44d5070"}
+	merged, _, ok := matchOutput(want, got)
+	if ok {
+		t.Fatal("different output matched")
+	}
+	wantMerged := []string{"FAIL seed 1 at t=2.47s", "...", "  2.47 client#1 - exit 1", "digest 366ee547107a0280960471d9c44d5070"}
+	if !slices.Equal(merged, wantMerged) {
+		t.Fatalf("merged\n%q\nwant\n%q", merged, wantMerged)
+	}
+	if merged, _, ok := matchOutput(wantMerged, got); !ok || !slices.Equal(merged, wantMerged) {
+		t.Fatalf("the rewritten lines do not match what they were made from: %q", merged)
+	}
 }
