@@ -183,6 +183,9 @@ type Program struct {
 	path   string // the merged wasm
 	bin    []byte // its bytes, checked against Hash, until it is compiled
 	budget bool   // it carries the loop budget (guest.Instrument)
+	// counted: it counts calls (guest.CountCalls); preempts: its runtime's
+	// layout is known, so its goroutines can be preempted.
+	counted, preempts bool
 	mem    experimental.MemoryAllocator
 	// Upgrade is the program built from upgrade_to, which the node runs
 	// from its first restart on; nil without upgrade_to.
@@ -229,7 +232,7 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 			all = append(all, prog.Upgrade)
 		}
 	}
-	if err := e.preemptPrograms(w, all); err != nil {
+	if err := e.countPrograms(w, all); err != nil {
 		return nil, err
 	}
 	// Compiling (or loading from the compilation cache) is the slow part of

@@ -31,7 +31,7 @@ const randomMaxCalls = 4096
 func init() {
 	register(family{name: "preempt", setup: (*runner).preemptSetup, process: (*runner).preemptProcess})
 	faults.Register(faults.KindInfo{Name: KindPreempt, AtOp: true})
-	for _, f := range []string{"strategy", "interleave", "calls", "depth", "steps"} {
+	for _, f := range []string{"strategy", "interleave", "calls", "depth", "steps", "loops"} {
 		Implemented["preempt."+f] = true
 	}
 }
@@ -98,17 +98,18 @@ type preemptRun struct {
 type preemptNode struct {
 	total  uint64   // counted calls in completed counts
 	loaded uint64   // the count loaded now
+	nextAt uint64   // the total at which the next preemption is due; 0: none
 	points []uint64 // pct: change points still ahead, ascending
 	due    bool     // a preemption is due, waiting for a goroutine it may preempt
 	stream rng.Stream
+	capped uint64 // the largest count to load: CPU time is charged at least that often
 }
 
 func (r *runner) preemptSetup() error {
-	s := r.w.Preempt.Strategy
-	if s == world.StrategyNone || s == "" {
-		return nil
+	pr := &preemptRun{strategy: r.w.Preempt.Strategy, nodes: map[string]*preemptNode{}}
+	if pr.strategy == "" {
+		pr.strategy = world.StrategyNone
 	}
-	pr := &preemptRun{strategy: s, nodes: map[string]*preemptNode{}}
 	if r.given != nil {
 		pr.given = map[string][]uint64{}
 		for _, f := range r.given.Faults {
@@ -159,38 +160,44 @@ func pctPoints(s rng.Stream, k int, steps uint64) []uint64 {
 	return out
 }
 
-// preemptProcess hooks the node's call count. Streams of strategy random
-// are per incarnation, so a restart does not shift the next one's draws.
+// preemptProcess hooks the node's call count, for preemption and for CPU
+// time. Streams of strategy random are per incarnation, so a restart does
+// not shift the next one's draws.
 func (r *runner) preemptProcess(n *node, p *wasi.Process) {
-	if r.pre == nil {
+	prog := n.running()
+	if !prog.counted {
 		return
 	}
 	pn := r.pre.node(r, n.prog.Name)
-	pn.loaded, pn.due = 0, false
+	pn.loaded, pn.due, pn.nextAt = 0, false, 0
 	pn.stream = rng.ForName(r.seedFor(KindPreempt), KindPreempt, n.prog.Name, uint64(n.inc))
-	p.Preempt = func(m api.Module, calls api.MutableGlobal) { r.preemptPoint(n, pn, m, calls) }
+	pn.capped = cpuCap(r.w.CPU)
+	preempts := prog.preempts
+	p.Preempt = func(m api.Module, calls api.MutableGlobal) { r.preemptPoint(n, pn, preempts, m, calls) }
 }
 
 // preemptPoint runs when the node's count of calls is used up: it preempts
 // the running goroutine if a preemption is due and loads the next count.
 // A preemption that comes due while no goroutine may be preempted (the
-// scheduler runs, a lock is held) waits for the next counted call.
-func (r *runner) preemptPoint(n *node, pn *preemptNode, m api.Module, calls api.MutableGlobal) {
+// scheduler runs, a lock is held) waits for the next counted call. A count
+// may end before a preemption is due, only so that the host charges the
+// node's CPU time often enough (pn.capped).
+func (r *runner) preemptPoint(n *node, pn *preemptNode, preempts bool, m api.Module, calls api.MutableGlobal) {
 	first := pn.loaded == 0 // the guest's first call asks for its first count
 	pn.total += pn.loaded
-	if !first && r.res == nil {
-		switch r.pre.strategy {
-		case world.StrategyPCT:
-			if len(pn.points) > 0 && pn.total >= pn.points[0] {
-				op := pn.points[0]
-				pn.points = pn.points[1:]
-				pn.due = true
-				r.record(faults.Fault{At: time.Duration(r.s.Now()), Kind: KindPreempt, Node: n.prog.Name, Op: op})
-				r.event(n, fmt.Sprintf("fault preempt: change point at counted call #%d", op))
-			}
-		default:
-			pn.due = true
+	if first {
+		if preempts {
+			pn.nextAt = r.nextPreemption(pn)
 		}
+	} else if r.res == nil && pn.nextAt != 0 && pn.total >= pn.nextAt {
+		if r.pre.strategy == world.StrategyPCT {
+			op := pn.points[0]
+			pn.points = pn.points[1:]
+			r.record(faults.Fault{At: time.Duration(r.s.Now()), Kind: KindPreempt, Node: n.prog.Name, Op: op})
+			r.event(n, fmt.Sprintf("fault preempt: change point at counted call #%d", op))
+		}
+		pn.due = true
+		pn.nextAt = r.nextPreemption(pn)
 	}
 	if pn.due {
 		if !preemptGoroutine(m) {
@@ -200,35 +207,42 @@ func (r *runner) preemptPoint(n *node, pn *preemptNode, m api.Module, calls api.
 		}
 		pn.due = false
 	}
-	pn.loaded = r.nextCount(pn)
-	calls.Set(pn.loaded)
+	next := pn.capped
+	if pn.nextAt != 0 {
+		next = min(next, max(1, pn.nextAt-min(pn.total, pn.nextAt)))
+	}
+	pn.loaded = next
+	calls.Set(next)
 }
 
-// nextCount is how many counted calls run until the next preemption point.
-func (r *runner) nextCount(pn *preemptNode) uint64 {
+// nextPreemption is the node's total count of calls at which its next
+// preemption is due, or 0 for none: under none at the end of each time
+// slice of world.MaxPreemptCalls calls.
+func (r *runner) nextPreemption(pn *preemptNode) uint64 {
 	switch r.pre.strategy {
 	case world.StrategyRandom:
-		return 1 + uint64(pn.stream.Intn(randomMaxCalls))
+		return pn.total + 1 + uint64(pn.stream.Intn(randomMaxCalls))
 	case world.StrategyCalls:
-		return uint64(r.w.Preempt.Calls)
+		return pn.total + uint64(r.w.Preempt.Calls)
+	case world.StrategyPCT:
+		if len(pn.points) > 0 {
+			return max(pn.points[0], pn.total+1)
+		}
+		return 0
 	}
-	// pct: run to the next change point; without one, only check back
-	// once per time slice.
-	next := uint64(world.MaxPreemptCalls)
-	if len(pn.points) > 0 {
-		next = min(next, max(1, pn.points[0]-min(pn.total, pn.points[0])))
-	}
-	return next
+	return pn.total + world.MaxPreemptCalls
 }
 
-// preemptPrograms replaces every program of a world that preempts by its
-// call-counting variant (guest.CountCalls), kept in the cache next to the
-// build. Worlds that do not preempt run the plain modules, which count
-// nothing and cost nothing more.
-func (e *Engine) preemptPrograms(w *world.World, progs []*Program) error {
-	if w.Preempt.Strategy == world.StrategyNone || w.Preempt.Strategy == "" {
-		return nil
-	}
+// countPrograms replaces every program of a world by its call-counting
+// variant (guest.CountCalls), kept in the cache next to the build: counted
+// calls are what CPU time and preemption are measured in. A program the
+// engine cannot count (a prebuilt module without the loop budget) runs as
+// built, with free CPU and no preemption, unless the world asks for a
+// preemption strategy, which is then refused. Preemption needs the runtime
+// layout of Go 1.26; under strategy none a program of another release is
+// counted but never preempted.
+func (e *Engine) countPrograms(w *world.World, progs []*Program) error {
+	strategy := w.Preempt.Strategy != world.StrategyNone && w.Preempt.Strategy != ""
 	key := "preempt.strategy"
 	if w.Preempt.Interleave {
 		key = "preempt.interleave"
@@ -239,15 +253,22 @@ func (e *Engine) preemptPrograms(w *world.World, progs []*Program) error {
 	}
 	for _, prog := range progs {
 		bin := prog.bin
-		if err := e.checkGoVersion(prog, bin); err != nil {
-			return w.Errorf(key, "%v", err)
+		verr := e.checkGoVersion(prog, bin)
+		if strategy && verr != nil {
+			return w.Errorf(key, "%v", verr)
 		}
 		if !prog.budget {
-			return w.Errorf(key, "cannot preempt %s: its module could not be instrumented; set preempt.strategy to none", prog.Name)
+			if strategy {
+				return w.Errorf(key, "cannot preempt %s: its module could not be instrumented; set preempt.strategy to none", prog.Name)
+			}
+			continue
 		}
 		counted, err := guest.CountCalls(bin, w.Preempt.Loops)
 		if err != nil {
-			return w.Errorf(key, "cannot preempt %s: %v; set preempt.strategy to none", prog.Name, err)
+			if strategy {
+				return w.Errorf(key, "cannot preempt %s: %v; set preempt.strategy to none", prog.Name, err)
+			}
+			continue
 		}
 		sum := sha256.Sum256(counted)
 		hash := hex.EncodeToString(sum[:])
@@ -270,6 +291,7 @@ func (e *Engine) preemptPrograms(w *world.World, progs []*Program) error {
 			}
 		}
 		prog.path, prog.Hash, prog.bin, prog.mem = path, hash, counted, e.memPool(hash, counted)
+		prog.counted, prog.preempts = true, verr == nil
 	}
 	return nil
 }

@@ -159,7 +159,12 @@ func (c *content) truncate(size int64, other *content) {
 // bulk and page-aligned writes are kept once, not twice. A shared page
 // already holds the final content of this fsync, which the later
 // operations of the log would only write again, so they skip it.
-func (c *content) syncWrite(cache *content, off, length int64, src opSource) {
+//
+// An fsync of part of the log (SyncTo) passes in later the bytes that the
+// operations it leaves pending changed: a page that has some holds bytes
+// this fsync must not make durable, so it is never shared, only filled
+// from src. Any other page holds what it will once this fsync is done.
+func (c *content) syncWrite(cache *content, off, length int64, src opSource, later spans) {
 	if length == 0 {
 		return
 	}
@@ -173,6 +178,9 @@ func (c *content) syncWrite(cache *content, off, length int64, src opSource) {
 		var cpg *page
 		if i < len(cache.pages) {
 			cpg = cache.pages[i]
+		}
+		if later != nil && later.hits(int64(i)*pageSize, int64(i+1)*pageSize) {
+			cpg = nil // not this fsync's content: fill from src
 		}
 		switch {
 		case pg != nil && pg == cpg:

@@ -158,6 +158,9 @@ type Disk struct {
 	hookOp   Op
 	hookNode *inode
 	inHook   bool
+	// The mark of the fsync being decided (syncOp): the sync faults apply
+	// to the pending operations up to it.
+	syncMark uint64
 	// A read_corrupt armed for the read being decided: the bit to flip,
 	// counted from the start of the buffer; -1 for none.
 	readFlip int64
@@ -352,9 +355,10 @@ func (h *Handle) WriteAt(p []byte, off int64) (int, errno.Errno) {
 
 // writeCache writes p at off into the page cache and logs it as pending.
 func (d *Disk) writeCache(n *inode, p []byte, off int64) {
+	old := n.data.size
 	n.release(off, off+int64(len(p)))
 	n.data.writeAt(p, off, &n.dur)
-	d.logWrite(n, off, int64(len(p)))
+	d.logWrite(n, off, int64(len(p)), old)
 }
 
 // fits returns how many of length bytes written at off fit on the disk:
@@ -395,7 +399,7 @@ func (d *Disk) truncate(n *inode, size int64) errno.Errno {
 	n.release(size, old)
 	n.data.truncate(size, &n.dur)
 	d.used += n.data.size - old
-	d.logTruncate(n, size)
+	d.logTruncate(n, size, old)
 	if len(n.maps) > 0 {
 		d.mapRefresh(n, min(old, size), max(old, size))
 	}
@@ -406,26 +410,9 @@ func (d *Disk) truncate(n *inode, size int64) errno.Errno {
 
 // Sync is fsync: for a file, its data and size become durable; for a
 // directory, its pending entries do (with strict dirs; otherwise they
-// already are).
-func (h *Handle) Sync() errno.Errno {
-	if e := h.check(); e != 0 {
-		return e
-	}
-	n := h.n
-	if len(n.maps) > 0 {
-		h.d.takeIn(n, 0, n.data.size)
-	}
-	if e := h.d.op(OpSync, n, 0, 0); e != 0 {
-		return e
-	}
-	switch n.typ {
-	case TypeRegular:
-		h.d.syncFile(n)
-	case TypeDirectory:
-		h.d.syncDir(n)
-	}
-	return 0
-}
+// already are). It is an fsync that completes as it starts:
+// SyncTo(SyncMark()).
+func (h *Handle) Sync() errno.Errno { return h.SyncTo(h.SyncMark()) }
 
 // Stat describes the open file; a zero Stat on an invalid handle.
 func (h *Handle) Stat() Stat {

@@ -167,18 +167,23 @@ func (d *Disk) logDirOp(op DirOp, a, b effect) {
 	d.dirLog = append(d.dirLog, dirLogEntry{op: op, eff: [2]effect{a, b}})
 }
 
-// syncDir makes dir's pending entries durable: every pending operation
-// that changed dir, and every earlier one that changed a name those
-// operations touch (a journal could not commit the later without the
-// earlier). Operations on other directories stay pending.
-func (d *Disk) syncDir(dir *inode) {
+// syncDir makes dir's pending entries up to mark durable: every pending
+// operation logged at or before mark (Seq <= mark) that changed dir, and
+// every earlier one that changed a name those operations touch (a journal
+// could not commit the later without the earlier). Operations on other
+// directories, and every operation logged after mark, stay pending.
+func (d *Disk) syncDir(dir *inode, mark uint64) {
 	if !d.strict || len(d.dirLog) == 0 {
 		return
+	}
+	cut := len(d.dirLog) // the log is in Seq order: [0, cut) is up to mark
+	for cut > 0 && d.dirLog[cut-1].op.Seq > mark {
+		cut--
 	}
 	need := map[effectKey]struct{}{}
 	commit := make([]bool, len(d.dirLog))
 	any := false
-	for i := len(d.dirLog) - 1; i >= 0; i-- {
+	for i := cut - 1; i >= 0; i-- {
 		effs := d.dirLog[i].effects()
 		hit := false
 		for _, ef := range effs {
@@ -231,15 +236,21 @@ func (d *Disk) durableEntries(dir *inode) entries {
 }
 
 // logWrite logs the write of length bytes at off that the page cache now
-// holds (writeCache).
-func (d *Disk) logWrite(n *inode, off, length int64) {
+// holds (writeCache); old is the cache's size before the write.
+func (d *Disk) logWrite(n *inode, off, length, old int64) {
+	if n.pending.len() == 0 {
+		n.pendBase = old
+	}
 	d.seq++
 	n.pending.push(pendOp{off: off, n: length, seq: d.seq})
 	n.live.add(off, off+length, n.pending.len()-1)
 	d.markDirty(n)
 }
 
-func (d *Disk) logTruncate(n *inode, size int64) {
+func (d *Disk) logTruncate(n *inode, size, old int64) {
+	if n.pending.len() == 0 {
+		n.pendBase = old
+	}
 	d.seq++
 	n.pending.push(pendOp{off: size, n: -1, seq: d.seq})
 	d.markDirty(n)
@@ -277,7 +288,7 @@ func (d *Disk) syncFile(n *inode) {
 			continue
 		}
 		src.parts = n.partsOf(ix, k, src.parts[:0])
-		n.dur.syncWrite(&n.data, op.off, op.n, src)
+		n.dur.syncWrite(&n.data, op.off, op.n, src, nil)
 		if len(n.damage) > 0 {
 			n.heal(op.off, op.end())
 		}
@@ -322,14 +333,20 @@ func (n *inode) dropStale(size int64) {
 // cache now that no pending operation will write it.
 func (n *inode) markStale() {
 	for i := 0; i < len(n.data.pages); i++ {
-		var dp *page
-		if i < len(n.dur.pages) {
-			dp = n.dur.pages[i]
-		}
-		cp := n.data.pages[i]
-		if cp != dp && !samePage(cp, dp) {
-			n.stalePage(i)
-		}
+		n.markStaleAt(i)
+	}
+}
+
+// markStaleAt records page i (of the cache) as stale if its durable copy
+// differs.
+func (n *inode) markStaleAt(i int) {
+	var dp *page
+	if i < len(n.dur.pages) {
+		dp = n.dur.pages[i]
+	}
+	cp := n.data.pages[i]
+	if cp != dp && !samePage(cp, dp) {
+		n.stalePage(i)
 	}
 }
 

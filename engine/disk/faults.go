@@ -134,23 +134,29 @@ func (d *Disk) hooked(op Op, k OpKind, what string) *inode {
 // next fsync succeeds without them. A page that failed is written in full
 // by the next fsync that writes into it. OnOp must then return errno.EIO.
 // It applies only to the fsync of a regular file (ok is false otherwise).
+// For SyncTo, what fails is what it would have made durable, the pending
+// operations up to its mark; those logged after stay pending.
 func (d *Disk) FailSync(op Op) (f Fired, ok bool) {
 	n := d.hooked(op, OpSync, KindFsyncEIO)
 	if n == nil {
 		return Fired{}, false
 	}
-	n.dropPending()
-	delete(d.dirty, n)
-	n.markStale()
+	if k := n.opsTo(d.syncMark); k < n.pending.len() {
+		n.failPrefix(k)
+	} else {
+		n.dropPending()
+		delete(d.dirty, n)
+		n.markStale()
+	}
 	return Fired{Kind: KindFsyncEIO, Path: op.Path}, true
 }
 
-// dirtyPages returns the pages that the pending writes of n touch inside
-// the file, ascending.
-func dirtyPages(n *inode) []int {
-	last := pagesFor(n.data.size)
+// dirtyPages returns the pages that the first k pending writes of n touch
+// inside a file of size bytes, ascending.
+func dirtyPages(n *inode, k int, size int64) []int {
+	last := pagesFor(size)
 	var pages []int
-	for i := range n.pending.len() {
+	for i := range k {
 		w := n.pending.at(i)
 		if w.n <= 0 {
 			continue
@@ -164,7 +170,8 @@ func dirtyPages(n *inode) []int {
 }
 
 // LoseWrite applies lost_write to the file fsync op: the fsync happens,
-// except that one dirty page, draw(number of dirty pages), keeps its old
+// except that one dirty page (of the operations up to the mark, for
+// SyncTo; so for MisdirectWrite, in a file of its size at the mark), draw(number of dirty pages), keeps its old
 // durable content (zeros if the page is new). The page cache keeps the
 // new content, so reads see it until a crash. OnOp must then return 0.
 // ok is false, and nothing happens, when the fsync has no dirty page.
@@ -173,13 +180,14 @@ func (d *Disk) LoseWrite(op Op, draw Draw) (f Fired, ok bool) {
 	if n == nil {
 		return Fired{}, false
 	}
-	pages := dirtyPages(n)
+	k, size := n.atMark(d.syncMark)
+	pages := dirtyPages(n, k, size)
 	if len(pages) == 0 {
 		return Fired{}, false
 	}
 	pg := pages[draw.pick(len(pages))]
 	old := oldPage(n, pg)
-	d.syncFile(n)
+	d.syncFileTo(n, d.syncMark)
 	restorePage(n, pg, old)
 	n.stalePage(pg)
 	n.heal(int64(pg)*pageSize, int64(pg+1)*pageSize)
@@ -199,8 +207,9 @@ func (d *Disk) MisdirectWrite(op Op, draw Draw) (f Fired, ok bool) {
 	if n == nil {
 		return Fired{}, false
 	}
-	pages := dirtyPages(n)
-	total := pagesFor(n.data.size)
+	k, size := n.atMark(d.syncMark)
+	pages := dirtyPages(n, k, size)
+	total := pagesFor(size)
 	if len(pages) == 0 || total < 2 {
 		return Fired{}, false
 	}
@@ -210,7 +219,7 @@ func (d *Disk) MisdirectWrite(op Op, draw Draw) (f Fired, ok bool) {
 		to++
 	}
 	old := oldPage(n, pg)
-	d.syncFile(n)
+	d.syncFileTo(n, d.syncMark)
 	if to >= len(n.dur.pages) || pg >= len(n.dur.pages) {
 		// Only after a failed fsync can the durable copy be shorter
 		// than the cache; then the write lands nowhere it can be seen.

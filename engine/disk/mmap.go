@@ -116,7 +116,7 @@ func (m *Mapping) Sync() errno.Errno {
 	}
 	d, n := m.d, m.n
 	d.takeIn(n, 0, n.data.size)
-	if e := d.op(OpSync, n, 0, 0); e != 0 {
+	if e := d.syncOp(n, d.seq); e != 0 {
 		return e
 	}
 	d.syncFile(n)

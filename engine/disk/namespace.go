@@ -47,6 +47,9 @@ type inode struct {
 	parts   chunked[savedPart] // their saved bytes (pending.go)
 	live    liveSet            // where the cache holds pending writes' bytes (pending.go)
 	arena   []byte             // room for small saved bytes
+	// pendBase is the cache's size before the first pending operation,
+	// where the pending log starts (meaningful while it is not empty).
+	pendBase int64
 	// stale pages differ between page cache and durable copy with no
 	// pending operation to write them: a failed, lost or misdirected
 	// writeback. The next fsync that writes into one writes it in full.

@@ -81,3 +81,63 @@ func BenchmarkUnsyncedOverwrite100(b *testing.B) { benchOverwrite(b, 100, false)
 func BenchmarkUnsyncedSameRange64K(b *testing.B) {
 	benchUnsynced(b, 64<<10, func(int, *Handle) int64 { return 0 })
 }
+
+// An fsync after every write of size bytes, over a 1 MiB file. sync is
+// called after the write at off; SyncTo's fast path (nothing logged after
+// its mark) should cost what Sync does.
+func benchSync(b *testing.B, size int, sync func(h *Handle, off int64)) {
+	d := New(Options{})
+	h, _ := d.Open(d.Root(), "f", true, Write|Create)
+	rec := bytes.Repeat([]byte("s"), size)
+	const file = 1 << 20
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	var off int64
+	for b.Loop() {
+		if _, e := h.WriteAt(rec, off); e != 0 {
+			b.Fatal(e)
+		}
+		sync(h, off)
+		if off += int64(size); off+int64(size) > file {
+			off = 0
+		}
+	}
+}
+
+func plainSync(h *Handle, _ int64) {
+	if e := h.Sync(); e != 0 {
+		panic(e)
+	}
+}
+
+func syncToNow(h *Handle, _ int64) {
+	if e := h.SyncTo(h.SyncMark()); e != 0 {
+		panic(e)
+	}
+}
+
+// syncToOverlapped starts the fsync after the write at off, then writes
+// half a record over its second half before it completes: SyncTo makes
+// the first write durable with its own bytes and leaves the second
+// pending, for the next fsync.
+func syncToOverlapped(size int) func(h *Handle, off int64) {
+	rec := bytes.Repeat([]byte("o"), size)
+	return func(h *Handle, off int64) {
+		mark := h.SyncMark()
+		if _, e := h.WriteAt(rec[:size/2], off+int64(size/2)); e != 0 {
+			panic(e)
+		}
+		if e := h.SyncTo(mark); e != 0 {
+			panic(e)
+		}
+	}
+}
+
+func BenchmarkSync4K(b *testing.B)             { benchSync(b, 4096, plainSync) }
+func BenchmarkSyncToFast4K(b *testing.B)       { benchSync(b, 4096, syncToNow) }
+func BenchmarkSyncToOverlapped4K(b *testing.B) { benchSync(b, 4096, syncToOverlapped(4096)) }
+func BenchmarkSync100(b *testing.B)            { benchSync(b, 100, plainSync) }
+func BenchmarkSyncToFast100(b *testing.B)      { benchSync(b, 100, syncToNow) }
+func BenchmarkSyncToOverlapped100(b *testing.B) {
+	benchSync(b, 100, syncToOverlapped(100))
+}

@@ -79,6 +79,10 @@ type Process struct {
 	// has used up its count of calls: it may preempt the running goroutine,
 	// and must load the next count into calls.
 	Preempt func(m api.Module, calls api.MutableGlobal)
+	// CPU, if set, makes the guest's work take virtual time (cpu.go).
+	CPU *CPU
+
+	cpu      cpuState
 
 	fds      []*fdEntry
 	maps     []*procMap // mappings by address (mmap.go)
@@ -121,14 +125,14 @@ func proc(ctx context.Context) *Process { return ctx.Value(procKey).(*Process) }
 func Instantiate(ctx context.Context, r wazero.Runtime) error {
 	b := r.NewHostModuleBuilder("wasi_snapshot_preview1")
 	for _, f := range wasiFuncs {
-		b.NewFunctionBuilder().WithGoModuleFunction(watched(f.fn), f.params, f.results).Export(f.name)
+		b.NewFunctionBuilder().WithGoModuleFunction(watched(f.fn, pure[f.name]), f.params, f.results).Export(f.name)
 	}
 	if _, err := b.Instantiate(ctx); err != nil {
 		return err
 	}
 	b = r.NewHostModuleBuilder("seedfall")
 	for _, f := range seedfallFuncs {
-		b.NewFunctionBuilder().WithGoModuleFunction(watched(f.fn), f.params, f.results).Export(f.name)
+		b.NewFunctionBuilder().WithGoModuleFunction(watched(f.fn, false), f.params, f.results).Export(f.name)
 	}
 	_, err := b.Instantiate(ctx)
 	return err
@@ -144,13 +148,38 @@ func Instantiate(ctx context.Context, r wazero.Runtime) error {
 // one host call does at most work in proportion to its guest's memory. The
 // check is a context look-up and an atomic load (BenchmarkWatched); it
 // changes nothing that a run the watchdog does not stop can see.
-func watched(f api.GoModuleFunc) api.GoModuleFunc {
+//
+// It also keeps the CPU account (cpu.go): every host call charges the calls
+// counted since the last one, and all but the pure ones pay the debt first,
+// so what the call does happens when the work before it is done.
+func watched(f api.GoModuleFunc, pure bool) api.GoModuleFunc {
 	return func(ctx context.Context, m api.Module, s []uint64) {
-		if p, ok := ctx.Value(procKey).(*Process); ok && p.overdue.Load() {
-			stopOverdue(ctx, m)
+		if p, ok := ctx.Value(procKey).(*Process); ok {
+			if p.overdue.Load() {
+				stopOverdue(ctx, m)
+			}
+			if p.CPU != nil {
+				p.account(m)
+				if p.CPU != nil {
+					if pure {
+						p.payCPU(ctx, m, p.CPU.Quantum)
+					} else {
+						p.payCPU(ctx, m, 1)
+					}
+				}
+			}
 		}
 		f(ctx, m, s)
 	}
+}
+
+// pure are the host calls that nobody else can see: they need not wait for
+// the node's work to be paid for (cpu.go), except when its debt reaches a
+// quantum. The clock calls show the debt instead.
+var pure = map[string]bool{
+	"args_get": true, "args_sizes_get": true, "environ_get": true, "environ_sizes_get": true,
+	"clock_res_get": true, "clock_time_get": true, "random_get": true, "sched_yield": true,
+	"fd_fdstat_get": true, "fd_prestat_get": true, "fd_prestat_dir_name": true,
 }
 
 // stopOverdue ends a guest the watchdog stopped: the run ends with it.
@@ -316,11 +345,11 @@ func (p *Process) clock(id uint32) (int64, bool) {
 	switch id {
 	case clockRealtime:
 		if p.WallOffset != nil {
-			return WallClock(Epoch+p.Now(), p.WallOffset()), true
+			return WallClock(Epoch+p.Now()+p.cpuDebt(), p.WallOffset()), true
 		}
-		return Epoch + p.Now(), true
+		return Epoch + p.Now() + p.cpuDebt(), true
 	case clockMonotonic, 2, 3: // process and thread CPU time count as monotonic time
-		return monoBase + p.Now(), true
+		return monoBase + p.Now() + p.cpuDebt(), true
 	}
 	return 0, false
 }
@@ -404,6 +433,7 @@ func schedYield(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	if p.Preempt != nil {
 		if c, ok := m.ExportedGlobal(guest.CallsGlobal).(api.MutableGlobal); ok && uint32(c.Get()) == 0 {
 			p.Preempt(m, c)
+			p.counterLoaded()
 			return 0
 		}
 	}

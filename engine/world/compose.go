@@ -486,6 +486,7 @@ func (w *World) Resolved(absolute bool) ([]byte, error) {
 		FaultsAfterSetup: w.FaultsAfterSetup, Supervise: w.Supervise, NetOverlay: w.NetOverlay,
 		CompatOverlay: w.CompatOverlay, Watchdog: dur(w.Watchdog), MemoryLimit: SizeText(w.MemoryLimit),
 		Preempt: jsonPreempt{string(w.Preempt.Strategy), w.Preempt.Interleave, w.Preempt.Depth, w.Preempt.Steps, w.Preempt.Calls, w.Preempt.Loops},
+		CPU:     jsonCPU{w.CPU.NsPerCall, w.CPU.Jitter},
 	}
 	for i := range w.Nodes {
 		out.Nodes = append(out.Nodes, prog(&w.Nodes[i]))
@@ -548,6 +549,7 @@ type jsonWorld struct {
 	Watchdog         string         `json:"watchdog"`
 	MemoryLimit      string         `json:"memory_limit"`
 	Preempt          jsonPreempt    `json:"preempt"`
+	CPU              jsonCPU        `json:"cpu"`
 	Faults           jsonFaults     `json:"faults"`
 }
 
@@ -592,6 +594,11 @@ type jsonLink struct {
 	From    string    `json:"from,omitempty"`
 	To      string    `json:"to,omitempty"`
 	Latency [2]string `json:"latency"`
+}
+
+type jsonCPU struct {
+	NsPerCall float64 `json:"ns_per_call"`
+	Jitter    float64 `json:"jitter"`
 }
 
 type jsonPreempt struct {

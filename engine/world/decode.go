@@ -563,6 +563,9 @@ var worldFields = []field[pending]{
 	{"preempt", func(d *decoder, p *pending, v *value, path string) (bool, error) {
 		return false, d.preempt(v, path, &p.w.Preempt)
 	}},
+	{"cpu", func(d *decoder, p *pending, v *value, path string) (bool, error) {
+		return false, decodeFields(d, v, path, &p.w.CPU, cpuFields)
+	}},
 	{"faults", func(d *decoder, p *pending, v *value, path string) (bool, error) {
 		return false, d.faults(v, path, &p.w.Faults)
 	}},
@@ -597,6 +600,7 @@ func (d *decoder) world(root *value) (*World, error) {
 		Watchdog:    DefaultWatchdog,
 		MemoryLimit: DefaultMemoryLimit,
 		Preempt:     DefaultPreempt(),
+		CPU:         DefaultCPU(),
 		Faults:      DefaultFaults(),
 		line:        map[string]pos{},
 	}
@@ -869,6 +873,14 @@ func (d *decoder) links(v *value, path string) ([]Link, error) {
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// CPU.
+
+var cpuFields = []field[CPU]{
+	numField("ns_per_call", 0, MaxNsPerCall, fmt.Sprintf("nanoseconds per counted call from 0 (free CPU) to %g", MaxNsPerCall),
+		func(c *CPU) *float64 { return &c.NsPerCall }),
+	numField("jitter", 0, 0.9, "a jitter from 0 to 0.9", func(c *CPU) *float64 { return &c.Jitter }),
 }
 
 // Preempt.

@@ -26,6 +26,10 @@ func Fields() []string {
 			for _, pf := range preemptFields {
 				out = append(out, "preempt."+pf.name)
 			}
+		case "cpu":
+			for _, cf := range cpuFields {
+				out = append(out, "cpu."+cf.name)
+			}
 		case "faults":
 			for _, ff := range faultFields {
 				out = append(out, "faults."+ff.name)

@@ -218,6 +218,7 @@ func TestEveryField(t *testing.T) {
   "compat_overlay": true,
   "watchdog": "1s", "memory_limit": "2GiB",
   "preempt": { "strategy": "pct", "depth": 4, "steps": 1000, "calls": 4194304, "loops": true },
+  "cpu": { "ns_per_call": 2.5, "jitter": 0.5 },
   "faults": {
     "preset": "high_availability",
     "crash_per_sec": 1, "restart_after": ["1ms", "2ms"],
@@ -298,6 +299,7 @@ func TestEveryField(t *testing.T) {
 		{"watchdog", w.Watchdog, time.Second},
 		{"memory_limit", w.MemoryLimit, int64(2 << 30)},
 		{"preempt", w.Preempt, Preempt{Strategy: "pct", Depth: 4, Steps: 1000, Calls: 4194304, Loops: true}},
+		{"cpu", w.CPU, CPU{NsPerCall: 2.5, Jitter: 0.5}},
 		{"profile names", len(w.Profiles), 1},
 	}
 	for _, c := range checks {
@@ -424,6 +426,8 @@ func TestErrors(t *testing.T) {
 		{"calls zero", withWorkload(`"preempt": {"calls": 0}`), `seedfall.json:2: preempt.calls: want a call count from 1 to 4194304, got 0`},
 		{"depth huge", withWorkload(`"preempt": {"depth": 1e300}`), `seedfall.json:2: preempt.depth: number 1e300 is too large`},
 		{"depth fraction", withWorkload(`"preempt": {"depth": 2.5}`), `seedfall.json:2: preempt.depth: want a whole number, got 2.5`},
+		{"cpu negative", withWorkload(`"cpu": {"ns_per_call": -1}`), `seedfall.json:2: cpu.ns_per_call: want nanoseconds per counted call from 0 (free CPU) to 1e+06, got -1`},
+		{"cpu jitter", withWorkload(`"cpu": {"jitter": 1}`), `seedfall.json:2: cpu.jitter: want a jitter from 0 to 0.9, got 1`},
 		{"link to unknown", withWorkload(`"nodes": [{"name": "n1", "pkg": "./n"}],` + "\n" + `"links": [{"to": "n2", "latency": ["1ms", "2ms"]}]`), `seedfall.json:3: links[0].to: no program is named "n2" (did you mean "n1"?)`},
 		{"link from unknown", withWorkload(`"links": [{"from": "server", "latency": ["1ms", "2ms"]}]`), `seedfall.json:2: links[0].from: no program is named "server"; the programs are client`},
 		{"link without latency", withWorkload(`"links": [{"to": "client"}]`), `seedfall.json:2: links[0]: needs "latency", such as ["20ms", "80ms"]`},

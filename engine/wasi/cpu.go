@@ -1,0 +1,106 @@
+package wasi
+
+import (
+	"context"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/seedfall/seedfall/engine/guest"
+	"github.com/seedfall/seedfall/engine/rng"
+)
+
+// CPU makes a guest's work take virtual time. A guest built with
+// guest.CountCalls counts down a global at every function entry (and loop
+// iteration with preempt.loops); every host call reads how far it went
+// since the last one and charges the node NsPerCall for each count, scaled
+// by the node's slowdown and by a jitter drawn for each stretch of work.
+// The charge is a debt: the clock the guest reads already includes it, and
+// the node pays it (gives the baton back until its clock has caught up)
+// before any host call that others could see, before it waits, and
+// whenever it reaches Quantum.
+type CPU struct {
+	NsPerCall float64    // virtual ns per counted call, above 0
+	Jitter    float64    // each stretch costs NsPerCall times 1-Jitter to 1+Jitter
+	Stream    rng.Stream // draws the jitter, one draw per stretch
+	Quantum   int64      // the largest debt a node runs on with, ns
+}
+
+// cpuState is a process's running account.
+type cpuState struct {
+	counter api.MutableGlobal // guest.CallsGlobal, nil until found
+	seen    uint32            // the counter's value at the last look
+	debt    float64           // virtual ns of work not yet paid
+	factor  float64           // the jitter of the stretch of work in progress
+	charged uint64            // counted calls charged so far
+}
+
+// account charges the calls the guest counted since the last host call.
+func (p *Process) account(m api.Module) {
+	c := &p.cpu
+	if c.counter == nil {
+		g, ok := m.ExportedGlobal(guest.CallsGlobal).(api.MutableGlobal)
+		if !ok {
+			p.CPU = nil // not a counting module: CPU stays free
+			return
+		}
+		c.counter, c.seen, c.factor = g, 1, p.drawFactor()
+	}
+	cur := uint32(c.counter.Get())
+	if cur >= c.seen {
+		return
+	}
+	n := c.seen - cur
+	c.seen = cur
+	c.charged += uint64(n)
+	rate := p.CPU.NsPerCall * c.factor
+	if p.Slow != nil {
+		if f := p.Slow(); f > 1 {
+			rate *= f
+		}
+	}
+	c.debt += float64(n) * rate
+}
+
+// counterLoaded tells the account that the host loaded a new count.
+func (p *Process) counterLoaded() {
+	if c := &p.cpu; c.counter != nil {
+		c.seen = uint32(c.counter.Get())
+	}
+}
+
+func (p *Process) drawFactor() float64 {
+	if j := p.CPU.Jitter; j > 0 {
+		return 1 + j*(2*p.CPU.Stream.Float64()-1)
+	}
+	return 1
+}
+
+// cpuDebt is the whole nanoseconds of work the node has not paid yet: what
+// its clocks run ahead of the world's.
+func (p *Process) cpuDebt() int64 {
+	if p.CPU == nil {
+		return 0
+	}
+	return int64(p.cpu.debt)
+}
+
+// payCPU gives the baton back until the world's clock has caught up with
+// the node's work, if the debt is at least min nanoseconds (and at least 1).
+// Meanwhile other nodes run, messages arrive and timers fire: the node was
+// busy computing.
+func (p *Process) payCPU(ctx context.Context, m api.Module, min int64) {
+	c := &p.cpu
+	d := int64(c.debt)
+	if d < max(min, 1) {
+		return
+	}
+	c.debt -= float64(d)
+	c.factor = p.drawFactor()
+	if p.Proc.Sleep(p.Now() + d) {
+		p.killed = true
+		kill(ctx, m)
+	}
+}
+
+// CountedCalls is how many counted calls the process was charged for.
+func (p *Process) CountedCalls() uint64 { return p.cpu.charged }
