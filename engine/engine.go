@@ -186,7 +186,7 @@ type Program struct {
 	// counted: it counts calls (guest.CountCalls); preempts: its runtime's
 	// layout is known, so its goroutines can be preempted.
 	counted, preempts bool
-	mem    experimental.MemoryAllocator
+	mem               experimental.MemoryAllocator
 	// Upgrade is the program built from upgrade_to, which the node runs
 	// from its first restart on; nil without upgrade_to.
 	Upgrade *Program

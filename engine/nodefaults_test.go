@@ -108,7 +108,8 @@ func TestPauseIsLatencyNotAReset(t *testing.T) {
 func TestSlowdownStretchesLatency(t *testing.T) {
 	p := prepare(t, `{"net_overlay": true, "latency": ["10ms", "10ms"],
 		"nodes": [{"name": "server", "pkg": "./echoserver"}],
-		"workload": {"name": "client", "pkg": "./echoclient", "args": ["-n", "3"]}}`)
+		"workload": {"name": "client", "pkg": "./echoclient", "args": ["-n", "3"]},
+		"cpu": {"ns_per_call": 0}}`) // exact round trips: free CPU
 	for _, tc := range []struct {
 		name   string
 		faults []faults.Fault
@@ -133,7 +134,7 @@ func TestSlowdownStretchesLatency(t *testing.T) {
 
 // A slow node's fsyncs take factor times their disk_latency.
 func TestSlowdownStretchesDiskLatency(t *testing.T) {
-	p := prepare(t, `{"faults": {"disk_latency": ["10ms", "10ms"]},
+	p := prepare(t, `{"cpu": {"ns_per_call": 0}, "faults": {"disk_latency": ["10ms", "10ms"]},
 		"nodes": [{"name": "d", "pkg": "./diskio", "args": ["-pages", "3", "-wait", "0s"]}],
 		"workload": {"name": "w", "pkg": "./clockwatch", "args": ["-n", "1", "-every", "1s"]}}`)
 	exitAt := func(r *Result) time.Duration {

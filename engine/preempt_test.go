@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -152,19 +151,5 @@ func TestPreemptRefusesOtherGoReleases(t *testing.T) {
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%q: err = %v, want %q", tc.content, err, tc.want)
 		}
-	}
-}
-
-// preempt.loops would promise that busy loops use virtual time; until it
-// does, a world that sets it is refused.
-func TestPreemptLoopsNotSupportedYet(t *testing.T) {
-	dir, _ := filepath.Abs("testdata/guests")
-	w, err := world.Parse([]byte(`{"nodes": [], "workload": {"name": "w", "pkg": "./racy"}, "preempt": {"strategy": "random", "loops": true}}`), filepath.Join(dir, "seedfall.json"), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = testEngine(t).Prepare(context.Background(), w)
-	if err == nil || !strings.Contains(err.Error(), "preempt.loops: not supported yet") {
-		t.Fatalf("err = %v", err)
 	}
 }

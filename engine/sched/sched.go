@@ -132,6 +132,9 @@ func (p *Proc) HeldUntil() int64 {
 // not stopping and until is within the horizon. Then Run would hand the
 // baton straight back to p at until, so Sleep moves the clock there itself
 // and counts the step as Run would, without the two goroutine switches.
+// The watchdog still counts real time from p's last real hand-over: a
+// process that only sleeps on its own, with nobody else to run, has not
+// given anything up, and a guest that floods the host stays bounded.
 // Call it only from p while it holds the baton.
 func (p *Proc) Sleep(until int64) (killed bool) {
 	s := p.s
@@ -142,9 +145,6 @@ func (p *Proc) Sleep(until int64) (killed bool) {
 		s.now = until
 		p.Steps++
 		s.steps++
-		if s.running.Load() == p {
-			s.stepStart.Store(time.Now().UnixNano())
-		}
 		return false
 	}
 	return p.Block(func() int64 { return until })

@@ -82,7 +82,7 @@ type Process struct {
 	// CPU, if set, makes the guest's work take virtual time (cpu.go).
 	CPU *CPU
 
-	cpu      cpuState
+	cpu cpuState
 
 	fds      []*fdEntry
 	maps     []*procMap // mappings by address (mmap.go)
