@@ -7,6 +7,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/seedfall/seedfall/engine/guest"
+	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
 	"github.com/seedfall/seedfall/engine/guest/netoverlay"
 	"github.com/seedfall/seedfall/engine/world"
 )
@@ -206,15 +208,9 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 	if err := w.Unsupported(Implemented); err != nil {
 		return nil, err
 	}
-	var overlay map[string][]byte
-	if w.NetOverlay {
-		goroot, err := e.builder.GOROOT()
-		if err != nil {
-			return nil, err
-		}
-		if overlay, err = netoverlay.FilesWith(goroot, netoverlay.Options{UDP: true}); err != nil {
-			return nil, err
-		}
+	overlay, err := e.overlay(w)
+	if err != nil {
+		return nil, err
 	}
 	p := &Prepared{World: w, e: e}
 	var all []*Program // with upgrades
@@ -261,6 +257,31 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 		}
 	}
 	return p, nil
+}
+
+// overlay is what every program built from source gets: the fsync overlay
+// (an fsync that takes time parks only its goroutine), and with net_overlay
+// the network's.
+func (e *Engine) overlay(w *world.World) (map[string][]byte, error) {
+	if !slices.ContainsFunc(w.Programs(), func(p *world.Program) bool { return p.Pkg != "" || p.UpgradeTo != "" }) {
+		return nil, nil // prebuilt modules only: no Go installation needed
+	}
+	goroot, err := e.builder.GOROOT()
+	if err != nil {
+		return nil, err
+	}
+	overlay, err := fsyncoverlay.Files(goroot)
+	if err != nil {
+		return nil, err
+	}
+	if w.NetOverlay {
+		net, err := netoverlay.FilesWith(goroot, netoverlay.Options{UDP: true})
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(overlay, net)
+	}
+	return overlay, nil
 }
 
 // checkMemory refuses a program whose initial memory is more than its

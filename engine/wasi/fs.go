@@ -24,6 +24,7 @@ const (
 	kindConn
 	kindListener
 	kindUDP
+	kindFsync // an fsync in flight (fsync.go)
 )
 
 type fdEntry struct {
@@ -42,6 +43,7 @@ type fdEntry struct {
 	conn     *netsim.Conn
 	lis      *netsim.Listener
 	udp      *netsim.UDPConn
+	fsync    *fsyncOp
 }
 
 // WASI file types.

@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedfall/seedfall/engine/faults"
+)
+
+const groupsyncWorld = `{"faults": {"disk_latency": ["10ms", "10ms"]},
+	"nodes": [{"name": "d", "pkg": "./groupsync"}],
+	"workload": {"name": "w", "pkg": "./clockwatch", "args": ["-n", "1", "-every", "1s"]}}`
+
+// A goroutine keeps running while another waits on a slow fsync, as on
+// Linux: the fsync parks only its own goroutine.
+func TestSlowFsyncParksOnlyItsGoroutine(t *testing.T) {
+	p := prepare(t, groupsyncWorld)
+	r := twice(t, p, 1, nil)
+	if !r.Passed {
+		t.Fatalf("%s %s\n%s", r.Class, r.Reason, output(r, ""))
+	}
+	out := output(r, "d")
+	if !strings.Contains(out, "while the fsync is in flight") || strings.Contains(out, "wrote 0 records") {
+		t.Fatalf("nothing ran during the fsync:\n%s", out)
+	}
+	start, end := lineAt(t, r, "d", "fsync starts"), lineAt(t, r, "d", "fsync returns")
+	if d := end - start; d < 10*time.Millisecond || d > 11*time.Millisecond {
+		t.Fatalf("the fsync took %v, want its 10ms disk_latency:\n%s", d, out)
+	}
+}
+
+// The write and its durability are separate moments: a crash while the
+// fsync is in flight loses what it would have made durable; a crash after it
+// returned keeps that, and not what was written while it ran.
+func TestCrashDuringSlowFsyncLosesTheWrite(t *testing.T) {
+	p := prepare(t, groupsyncWorld)
+	start := lineAt(t, run(t, p, 1, nil), "d", "fsync starts")
+	for _, tc := range []struct {
+		name  string
+		at    time.Duration
+		found string
+	}{
+		{"in flight", start + 5*time.Millisecond, `found ""`},
+		{"after it returned", start + 10*time.Millisecond + 500*time.Microsecond, `found "before\n"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sch := &faults.Schedule{Seed: 1, Faults: []faults.Fault{{At: tc.at, Kind: faults.Crash, Node: "d", Until: tc.at + 100*time.Millisecond}}}
+			r := twice(t, p, 1, sch)
+			out := output(r, "d")
+			if !strings.Contains(out, "d#2 | "+tc.found) {
+				t.Fatalf("after a crash at %v want the restarted node to find %s:\n%s", tc.at, tc.found, out)
+			}
+		})
+	}
+}
