@@ -134,7 +134,7 @@ func TestAntithesisFailingAssertionFailsTheRun(t *testing.T) {
 // lifecycle.SetupComplete opens faults_after_setup: a crash planned before
 // it does not happen, one planned after it does.
 func TestAntithesisSetupCompleteOpensFaults(t *testing.T) {
-	const js = `{"duration": "2s", "faults_after_setup": true,
+	const js = `{"duration": "2s", "faults_after_setup": true, "cpu": {"ns_per_call": 0},
 		"nodes": [{"name": "n", "pkg": "./antithesis/sdk", "args": ["-n", "300", "-setup", "100ms"]}],
 		"workload": {"name": "w", "pkg": "./sleeper", "args": ["-n", "40"]}}`
 	p := prepare(t, js)
@@ -171,7 +171,7 @@ func TestAntithesisSetupCompleteOpensFaults(t *testing.T) {
 
 // lifecycle.SendEvent is an event in the trace, with its details.
 func TestAntithesisSendEventInTheTrace(t *testing.T) {
-	p := prepare(t, `{"nodes": [], "workload": {"name": "client", "pkg": "./antithesis/sdk", "args": ["-n", "2", "-event"]}}`)
+	p := prepare(t, `{"cpu": {"ns_per_call": 0}, "nodes": [], "workload": {"name": "client", "pkg": "./antithesis/sdk", "args": ["-n", "2", "-event"]}}`)
 	r := twice(t, p, 4, nil)
 	// Details as sim writes them: keys sorted at every level, strings
 	// escaped as JSON.

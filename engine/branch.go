@@ -62,6 +62,9 @@ func (r *runner) branch(b faults.Branch) {
 		if on("random") && n.up && n.wp != nil {
 			n.wp.Random = rng.ForName(r.seedFor("random"), "random", name, uint64(n.inc))
 		}
+		if on("cpu") && n.up && n.wp != nil && n.wp.CPU != nil {
+			n.wp.CPU.Stream = rng.ForName(r.seedFor("cpu"), "cpu", name, uint64(n.inc))
+		}
 		if b.Stream == "" {
 			n.rst = rng.ForName(r.seedFor("restart"), "restart", name)
 		}

@@ -17,19 +17,22 @@ import (
 func TestBranchRekeysOnlyItsStream(t *testing.T) {
 	worlds := map[string]string{
 		// Three processes due at the same instants: the order is sched's.
-		"sched": `{"nodes": [{"name": "a", "pkg": "./sleeper", "args": ["-n", "8"]}, {"name": "b", "pkg": "./sleeper", "args": ["-n", "8"]}],
+		"sched": `{"cpu": {"ns_per_call": 0}, "nodes": [{"name": "a", "pkg": "./sleeper", "args": ["-n", "8"]}, {"name": "b", "pkg": "./sleeper", "args": ["-n", "8"]}],
 			"workload": {"name": "w", "pkg": "./sleeper", "args": ["-n", "8"]}}`,
 		// Echoes over links with a wide latency range.
-		"net": `{"nodes": [{"name": "server", "pkg": "./echoserver"}], "workload": {"name": "client", "pkg": "./echoclient", "args": ["-n", "20"]},
+		"net": `{"cpu": {"ns_per_call": 0}, "nodes": [{"name": "server", "pkg": "./echoserver"}], "workload": {"name": "client", "pkg": "./echoclient", "args": ["-n", "20"]},
 			"net_overlay": true, "latency": ["1ms", "40ms"]}`,
 		// fsyncs whose time is drawn.
-		"disklatency": `{"nodes": [], "workload": {"name": "w", "pkg": "./progress", "args": ["-n", "10"]},
+		"disklatency": `{"cpu": {"ns_per_call": 0}, "nodes": [], "workload": {"name": "w", "pkg": "./progress", "args": ["-n", "10"]},
 			"faults": {"disk_latency": ["1ms", "50ms"], "include_workload": true}}`,
 		// crypto/rand read after each step.
-		"random": `{"nodes": [], "workload": {"name": "w", "pkg": "./progress", "args": ["-n", "10", "-rand"]}}`,
+		"random": `{"cpu": {"ns_per_call": 0}, "nodes": [], "workload": {"name": "w", "pkg": "./progress", "args": ["-n", "10", "-rand"]}}`,
+		// A busy loop whose turns take jittered CPU time. (The other
+		// worlds run with free CPU, so that each depends on one stream.)
+		"cpu": `{"nodes": [], "workload": {"name": "w", "pkg": "./cpuwork", "args": ["spin", "-for", "1s"]}}`,
 	}
 	const at = 500 * ms
-	for _, used := range []string{"sched", "net", "disklatency", "random"} {
+	for _, used := range []string{"sched", "net", "disklatency", "random", "cpu"} {
 		t.Run(used, func(t *testing.T) {
 			p := prepare(t, worlds[used])
 			base := twice(t, p, 3, &faults.Schedule{Seed: 3})

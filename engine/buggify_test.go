@@ -167,7 +167,7 @@ func TestFaultsAfterSetupHoldsDrawnFaults(t *testing.T) {
 // holds it until setup completes, then it takes effect, and the replay of
 // the run's schedule does the same.
 func TestFaultsAfterSetupAppliesClockSkewAtSetup(t *testing.T) {
-	p := prepare(t, `{"duration": "2s", "faults_after_setup": true, "faults": {"clock_skew": "1s"},
+	p := prepare(t, `{"duration": "2s", "faults_after_setup": true, "cpu": {"ns_per_call": 0}, "faults": {"clock_skew": "1s"},
 		"nodes": [{"name": "n", "pkg": "./buggy", "args": ["-n", "10", "-setup", "100ms"]}],
 		"workload": {"name": "w", "pkg": "./sleeper", "args": ["-n", "5"]}}`)
 	r := twice(t, p, 1, nil)

@@ -116,7 +116,7 @@ func TestCorruptCacheIsMadeAgain(t *testing.T) {
 	}
 
 	t.Run("module", func(t *testing.T) {
-		flip(t, p.Programs[0].path, -1)
+		flip(t, p.Programs[0].built, -1)
 		check(t, "seedfall: the cached build of ./testdata/guests/hello was corrupt (sha256 mismatch); rebuilding")
 	})
 	// The table of function offsets, before the machine code, only

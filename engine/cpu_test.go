@@ -134,3 +134,21 @@ func TestPreemptLoopsChargeBusyLoops(t *testing.T) {
 		t.Fatalf("the spinner never started:\n%s", output(r, ""))
 	}
 }
+
+// Under strategy none a goroutine that computes without waiting is still
+// preempted at the end of its time slice of 4,194,304 counted calls, so the
+// goroutine it starves gets to run: at 1ns a call, after about 4.2ms.
+func TestNoneEndsTheTimeSlice(t *testing.T) {
+	p := prepare(t, `{"watchdog": "5s", "cpu": {"ns_per_call": 1, "jitter": 0}, "nodes": [], "workload": {"name": "w", "pkg": "./cpuwork", "args": ["hog"]}}`)
+	r := twice(t, p, 1, nil)
+	if !r.Passed {
+		t.Fatalf("%s %s\n%s", r.Class, r.Reason, output(r, ""))
+	}
+	m := regexp.MustCompile(`preempted after (\S+) `).FindStringSubmatch(output(r, "w"))
+	if m == nil {
+		t.Fatalf("no preemption:\n%s", output(r, ""))
+	}
+	if d, _ := time.ParseDuration(m[1]); d < 4*time.Millisecond || d > 4300*time.Microsecond {
+		t.Fatalf("preempted after %v of 1ns calls, want the end of the 4,194,304-call slice", d)
+	}
+}

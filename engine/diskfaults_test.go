@@ -21,7 +21,8 @@ func diskWorld(t *testing.T, faultsJS string, args ...string) *Prepared {
 	for _, s := range args {
 		a += `, "` + s + `"`
 	}
-	return prepare(t, `{"duration": "3s", "faults": {`+faultsJS+`},
+	// Free CPU: the tests read exact fsync times.
+	return prepare(t, `{"duration": "3s", "cpu": {"ns_per_call": 0}, "faults": {`+faultsJS+`},
 		"nodes": [{"name": "d", "pkg": "./diskio", "args": [`+a+`]}],
 		"workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "20"]}}`)
 }
@@ -120,7 +121,7 @@ func TestDiskLatencyMakesFsyncWait(t *testing.T) {
 
 // A node with "faults": false gets no disk fault, whatever the rates.
 func TestFaultsFalseKeepsDiskFaultsAway(t *testing.T) {
-	p := prepare(t, `{"duration": "2s", "faults": {"write_eio": 1, "fsync_eio": 1, "read_eio": 1, "disk_bytes": 100, "disk_latency": ["1s", "1s"]},
+	p := prepare(t, `{"duration": "2s", "cpu": {"ns_per_call": 0}, "faults": {"write_eio": 1, "fsync_eio": 1, "read_eio": 1, "disk_bytes": 100, "disk_latency": ["1s", "1s"]},
 		"nodes": [{"name": "d", "pkg": "./diskio", "args": ["-wait", "1h"], "faults": false}],
 		"workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "5"]}}`)
 	r := twice(t, p, 1, nil)

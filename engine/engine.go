@@ -182,7 +182,8 @@ type Program struct {
 	*world.Program
 	Hash   string // sha256 of the merged wasm
 	Cached bool   // the build came from the cache
-	path   string // the merged wasm
+	path   string // the merged wasm, or its call-counting variant
+	built  string // the merged wasm as built (or loaded), before counting
 	bin    []byte // its bytes, checked against Hash, until it is compiled
 	budget bool   // it carries the loop budget (guest.Instrument)
 	// counted: it counts calls (guest.CountCalls); preempts: its runtime's
@@ -200,6 +201,7 @@ type Prepared struct {
 	World    *world.World
 	Programs []*Program // nodes, workloads, finally: world order
 	e        *Engine
+	pct      pctCalibration // pct's calibration run, made once (pctauto.go)
 }
 
 // Prepare checks that the engine supports every field the world sets, then
@@ -330,7 +332,7 @@ func (e *Engine) buildProgram(ctx context.Context, w *world.World, wp *world.Pro
 		return nil, w.Errorf(wp.Path+field, "%v%s", err, didYouMean(w.Dir, pkg+wasm))
 	}
 	bin := art.Wasm // checked against art.Hash by the builder
-	return &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path, bin: bin,
+	return &Program{Program: wp, Hash: art.Hash, Cached: art.Cached, path: art.Path, built: art.Path, bin: bin,
 		budget: guest.Instrumented(bin), mem: e.memPool(art.Hash, bin)}, nil
 }
 

@@ -69,7 +69,7 @@ func twice(t testing.TB, p *Prepared, seed uint64, sch *faults.Schedule) *Result
 func output(res *Result, node string) string { return trace.Render(res.Lines, node) }
 
 func TestHelloSeesASeededWorld(t *testing.T) {
-	p := prepare(t, `{"nodes": [], "workload": {"name": "client", "pkg": "./hello", "args": ["-x"], "env": {"EXTRA": "yes"}}}`)
+	p := prepare(t, `{"cpu": {"ns_per_call": 0}, "nodes": [], "workload": {"name": "client", "pkg": "./hello", "args": ["-x"], "env": {"EXTRA": "yes"}}}`)
 	r1 := twice(t, p, 1, nil)
 	if !r1.Passed || r1.Reason != "every workload exited 0" {
 		t.Fatalf("verdict %v %q %q\n%s", r1.Passed, r1.Class, r1.Reason, output(r1, ""))

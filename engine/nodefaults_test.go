@@ -32,7 +32,7 @@ func rounds(t *testing.T, out string) [][3]int64 {
 // What a program reads from its clocks under each node fault, against a
 // schedule given by hand.
 func TestNodeFaultsAsTheProgramSeesThem(t *testing.T) {
-	p := prepare(t, `{"nodes": [], "workload": {"name": "w", "pkg": "./clockwatch", "args": ["-n", "4", "-every", "100ms"]}}`)
+	p := prepare(t, `{"cpu": {"ns_per_call": 0}, "nodes": [], "workload": {"name": "w", "pkg": "./clockwatch", "args": ["-n", "4", "-every", "100ms"]}}`)
 	for _, tc := range []struct {
 		name   string
 		faults []faults.Fault
@@ -155,7 +155,7 @@ func TestSlowdownStretchesDiskLatency(t *testing.T) {
 
 // When the finally check starts, pauses and slowdowns end at once.
 func TestFinallyCheckHealsPausesAndSlowdowns(t *testing.T) {
-	p := prepare(t, `{"nodes": [{"name": "n", "pkg": "./clockwatch", "args": ["-n", "4"]}, {"name": "m", "pkg": "./clockwatch", "args": ["-n", "4"]}],
+	p := prepare(t, `{"cpu": {"ns_per_call": 0}, "nodes": [{"name": "n", "pkg": "./clockwatch", "args": ["-n", "4"]}, {"name": "m", "pkg": "./clockwatch", "args": ["-n", "4"]}],
 		"workload": {"name": "w", "pkg": "./clockwatch", "args": ["-n", "2"]},
 		"finally": {"name": "f", "pkg": "./clockwatch", "args": ["-n", "15"]}}`)
 	r := twice(t, p, 1, &faults.Schedule{Seed: 1, Faults: []faults.Fault{

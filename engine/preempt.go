@@ -29,7 +29,7 @@ const KindPreempt = "preempt"
 const randomMaxCalls = 4096
 
 func init() {
-	register(family{name: "preempt", setup: (*runner).preemptSetup, process: (*runner).preemptProcess})
+	register(family{name: "preempt", setup: (*runner).preemptSetup, process: (*runner).preemptProcess, end: (*runner).preemptEnd})
 	faults.Register(faults.KindInfo{Name: KindPreempt, AtOp: true})
 	for _, f := range []string{"strategy", "interleave", "calls", "depth", "steps", "loops"} {
 		Implemented["preempt."+f] = true
@@ -91,18 +91,26 @@ type preemptRun struct {
 	strategy world.Strategy
 	nodes    map[string]*preemptNode // by program name
 	given    map[string][]uint64     // a replay's change points, by node
+	// calib is each node's counted calls in the calibration run, when pct
+	// sizes its change points from them (preempt.steps "auto", pctauto.go).
+	calib map[string]uint64
 }
 
 // preemptNode counts one node's calls across its incarnations, so that a
 // change point names the same call in a replay.
 type preemptNode struct {
-	total  uint64   // counted calls in completed counts
+	total  uint64   // counted calls in completed counts, and of past incarnations
 	loaded uint64   // the count loaded now
 	nextAt uint64   // the total at which the next preemption is due; 0: none
 	points []uint64 // pct: change points still ahead, ascending
 	due    bool     // a preemption is due, waiting for a goroutine it may preempt
 	stream rng.Stream
 	capped uint64 // the largest count to load: CPU time is charged at least that often
+
+	// counter is the incarnation's count (guest.CallsGlobal), nil until its
+	// first counted call: loaded minus its value is how much of the count
+	// it used.
+	counter api.MutableGlobal
 }
 
 func (r *runner) preemptSetup() error {
@@ -119,6 +127,15 @@ func (r *runner) preemptSetup() error {
 		}
 	}
 	r.pre = pr
+	if pr.strategy == world.StrategyPCT && r.w.Preempt.Steps == world.StepsAuto && r.w.Preempt.Depth > 1 {
+		// Needed by a replay too, whose change points are given: the
+		// trace's pct line says what they are drawn over.
+		calib, err := r.p.pctCalls(r.ctx)
+		if err != nil {
+			return err
+		}
+		pr.calib = calib
+	}
 	return nil
 }
 
@@ -134,7 +151,8 @@ func (pr *preemptRun) node(r *runner, name string) *preemptNode {
 		if pr.given != nil {
 			pn.points = slices.Clone(pr.given[name])
 		} else {
-			pn.points = pctPoints(rng.ForName(r.seed, KindPreempt, name), r.w.Preempt.Depth-1, uint64(r.w.Preempt.Steps))
+			span, _ := pr.span(r.w, name)
+			pn.points = pctPoints(rng.ForName(r.seed, KindPreempt, name), r.w.Preempt.Depth-1, span)
 		}
 		slices.Sort(pn.points)
 		pn.points = slices.Compact(pn.points)
@@ -169,7 +187,8 @@ func (r *runner) preemptProcess(n *node, p *wasi.Process) {
 		return
 	}
 	pn := r.pre.node(r, n.prog.Name)
-	pn.loaded, pn.due, pn.nextAt = 0, false, 0
+	pn.total = pn.calls() // what the last incarnation used of its count
+	pn.loaded, pn.counter, pn.due, pn.nextAt = 0, nil, false, 0
 	pn.stream = rng.ForName(r.seedFor(KindPreempt), KindPreempt, n.prog.Name, uint64(n.inc))
 	pn.capped = cpuCap(r.w.CPU)
 	preempts := prog.preempts
@@ -185,6 +204,7 @@ func (r *runner) preemptProcess(n *node, p *wasi.Process) {
 func (r *runner) preemptPoint(n *node, pn *preemptNode, preempts bool, m api.Module, calls api.MutableGlobal) {
 	first := pn.loaded == 0 // the guest's first call asks for its first count
 	pn.total += pn.loaded
+	pn.counter = calls
 	if first {
 		if preempts {
 			pn.nextAt = r.nextPreemption(pn)
@@ -213,6 +233,22 @@ func (r *runner) preemptPoint(n *node, pn *preemptNode, preempts bool, m api.Mod
 	}
 	pn.loaded = next
 	calls.Set(next)
+}
+
+// calls is how many counted calls the node made so far, over all its
+// incarnations: every completed count, and what the current incarnation
+// (or the last, once it is gone: its count stays readable) used of its
+// count. The guest counts down, so its counter never exceeds the count
+// loaded, except before its first call asks for one.
+func (pn *preemptNode) calls() uint64 {
+	if pn.counter == nil {
+		return pn.total
+	}
+	left := pn.counter.Get() & 0xFFFFFFFF // an i32
+	if left > pn.loaded {
+		return pn.total
+	}
+	return pn.total + pn.loaded - left
 }
 
 // nextPreemption is the node's total count of calls at which its next

@@ -27,7 +27,8 @@ func TestPreemptFindsADataRace(t *testing.T) {
 		{"random", `{"strategy": "random"}`, true},
 		{"interleave is random", `{"interleave": true}`, true},
 		{"calls", `{"strategy": "calls", "calls": 3000}`, true},
-		{"pct", `{"strategy": "pct", "steps": 200000}`, true},
+		{"pct", `{"strategy": "pct"}`, true},
+		{"pct with steps", `{"strategy": "pct", "steps": 200000}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := prepare(t, racyWorld(tc.preempt))

@@ -156,7 +156,7 @@ func TestLivenessRecoveryPhase(t *testing.T) {
 // sim.QuietFor ends the faults in force and keeps new ones away for its
 // span; after it, faults come again.
 func TestQuietFor(t *testing.T) {
-	p := prepare(t, `{"nodes": [], "workload": {"name": "client", "pkg": "./progress", "args": ["-n", "10", "-quiet", "400ms"]},
+	p := prepare(t, `{"cpu": {"ns_per_call": 0}, "nodes": [], "workload": {"name": "client", "pkg": "./progress", "args": ["-n", "10", "-quiet", "400ms"]},
 		"faults": {"include_workload": true}}`)
 	r := twice(t, p, 1, &faults.Schedule{Seed: 1, Faults: []faults.Fault{
 		{At: 0, Kind: KindSlow, Node: "client", Factor: 5, Until: 10 * time.Second},

@@ -116,6 +116,9 @@ type runner struct {
 	props *propRun       // sim properties (properties.go)
 	held  bool           // faults_after_setup: faults wait for sim.SetupComplete
 	skews []faults.Fault // clock skews held by faults_after_setup, applied when faults start
+
+	// calls is set in pct's calibration run, which fills it (pctauto.go).
+	calls map[string]uint64
 }
 
 // family is one group of fault kinds: crashes here, others in files of
@@ -137,6 +140,9 @@ type family struct {
 	crash func(r *runner, n *node)
 	// result adds the family's findings to a finished run's result.
 	result func(r *runner, res *Result)
+	// end has the last word in the trace: the run is over and its
+	// processes are gone, but the digest is not computed yet.
+	end func(r *runner)
 }
 
 var families []family
@@ -178,10 +184,20 @@ type node struct {
 
 // Run runs one seed of the prepared world to its verdict.
 func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
+	return p.run(ctx, opt, nil)
+}
+
+// run runs one seed. With calls set it is pct's calibration run
+// (pctauto.go): the world under strategy none, and it fills calls with
+// each node's counted calls.
+func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uint64) (*Result, error) {
 	start := time.Now()
 	w := p.World
+	if calls != nil {
+		w = calibrationWorld(w)
+	}
 	r := &runner{
-		p: p, w: w, seed: opt.Seed, ctx: ctx,
+		p: p, w: w, seed: opt.Seed, ctx: ctx, calls: calls,
 		s:        sched.New(rng.New(opt.Seed, "sched", -1)),
 		tr:       trace.New(),
 		netR:     rng.New(opt.Seed, "net", -1),
@@ -330,6 +346,11 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 		state = r.state()
 	}
 	r.s.Shutdown()
+	for _, f := range families {
+		if f.end != nil {
+			f.end(r)
+		}
+	}
 
 	res := r.res
 	res.State = state

@@ -202,7 +202,7 @@ type Schedule struct {
 
 // Branch re-keys the seed's random streams at the first scheduler step at
 // or after At: every stream, or only Stream (sched, net, disk, io, udp,
-// disklatency, mutant, random).
+// disklatency, mutant, random, cpu).
 type Branch struct {
 	At     time.Duration
 	Key    uint64
@@ -216,7 +216,7 @@ type branchJSON struct {
 }
 
 // BranchStreams are the streams a branch may name.
-var BranchStreams = []string{"sched", "net", "disk", "io", "udp", "disklatency", "mutant", "random"}
+var BranchStreams = []string{"sched", "net", "disk", "io", "udp", "disklatency", "mutant", "random", "cpu"}
 
 // MarshalJSON writes one fault per line, so schedules diff well.
 func (s *Schedule) MarshalJSON() ([]byte, error) {

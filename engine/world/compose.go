@@ -485,7 +485,7 @@ func (w *World) Resolved(absolute bool) ([]byte, error) {
 		Duration: dur(w.Duration), Latency: rng(w.Latency), Links: []jsonLink{},
 		FaultsAfterSetup: w.FaultsAfterSetup, Supervise: w.Supervise, NetOverlay: w.NetOverlay,
 		CompatOverlay: w.CompatOverlay, Watchdog: dur(w.Watchdog), MemoryLimit: SizeText(w.MemoryLimit),
-		Preempt: jsonPreempt{string(w.Preempt.Strategy), w.Preempt.Interleave, w.Preempt.Depth, w.Preempt.Steps, w.Preempt.Calls, w.Preempt.Loops},
+		Preempt: jsonPreempt{string(w.Preempt.Strategy), w.Preempt.Interleave, w.Preempt.Depth, stepsJSON(w.Preempt.Steps), w.Preempt.Calls, w.Preempt.Loops},
 		CPU:     jsonCPU{w.CPU.NsPerCall, w.CPU.Jitter},
 	}
 	for i := range w.Nodes {
@@ -601,11 +601,19 @@ type jsonCPU struct {
 	Jitter    float64 `json:"jitter"`
 }
 
+// stepsJSON is preempt.steps as a world file writes it.
+func stepsJSON(n int) any {
+	if n == StepsAuto {
+		return "auto"
+	}
+	return n
+}
+
 type jsonPreempt struct {
 	Strategy   string `json:"strategy"`
 	Interleave bool   `json:"interleave"`
 	Depth      int    `json:"depth"`
-	Steps      int    `json:"steps"`
+	Steps      any    `json:"steps"` // a count, or "auto"
 	Calls      int    `json:"calls"`
 	Loops      bool   `json:"loops"`
 }

@@ -890,9 +890,32 @@ var preemptFields = []field[Preempt]{
 		func(p *Preempt) *Strategy { return &p.Strategy }),
 	boolField("interleave", func(p *Preempt) *bool { return &p.Interleave }),
 	intField("depth", 1, MaxPreemptDepth, fmt.Sprintf("a depth from 1 to %d (the limit)", MaxPreemptDepth), func(p *Preempt) *int { return &p.Depth }),
-	intField("steps", 1, math.MaxInt64, "a step count of 1 or more", func(p *Preempt) *int { return &p.Steps }),
+	stepsField(),
 	intField("calls", 1, MaxPreemptCalls, "a call count from 1 to 4194304", func(p *Preempt) *int { return &p.Calls }),
 	boolField("loops", func(p *Preempt) *bool { return &p.Loops }),
+}
+
+// stepsField decodes preempt.steps: a count of 1 or more, or "auto"
+// (StepsAuto), which also undoes a count set by the world a profile or
+// file extends.
+func stepsField() field[Preempt] {
+	const what = `a step count of 1 or more, or "auto"`
+	return field[Preempt]{"steps", func(d *decoder, p *Preempt, v *value, path string) (bool, error) {
+		n := int64(StepsAuto)
+		switch {
+		case v.kind == kindString && v.str == "auto":
+		case v.kind == kindNumber:
+			var err error
+			if n, err = d.integer(v, path, 1, math.MaxInt64, what); err != nil {
+				return false, err
+			}
+		default:
+			return false, d.want(v, path, what)
+		}
+		changed := p.Steps != int(n)
+		p.Steps = int(n)
+		return changed, nil
+	}}
 }
 
 func (d *decoder) preempt(v *value, path string, p *Preempt) error {

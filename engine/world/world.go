@@ -82,6 +82,15 @@ const (
 // slice that ends every node's run even under StrategyNone.
 const MaxPreemptCalls = 4194304
 
+// StepsAuto is preempt.steps "auto": pct sizes each node's span from the
+// calls it really makes. It goes beyond the spec, whose default is
+// 1048576 (SpecSteps): most programs make far fewer calls, and change
+// points past a node's last call never fire.
+const StepsAuto = 0
+
+// SpecSteps is the spec's default for preempt.steps.
+const SpecSteps = 1048576
+
 // Preempt is the "preempt" object.
 type Preempt struct {
 	// Strategy is the effective strategy: StrategyRandom whenever
@@ -89,9 +98,12 @@ type Preempt struct {
 	Strategy   Strategy
 	Interleave bool
 	Depth      int // pct: bug depth d, giving d-1 change points per node
-	Steps      int // pct: change points fall in each node's first Steps calls
-	Calls      int // calls: counted calls between preemptions
-	Loops      bool
+	// Steps is pct's span: change points fall in each node's first Steps
+	// counted calls. StepsAuto, the default, sizes each node's span from
+	// the calls it made in a calibration run of the world (engine/pctauto.go).
+	Steps int
+	Calls int // calls: counted calls between preemptions
+	Loops bool
 }
 
 // CPU is the "cpu" object: how guest work takes virtual time. It goes
@@ -111,7 +123,7 @@ func DefaultCPU() CPU { return CPU{NsPerCall: DefaultNsPerCall, Jitter: DefaultC
 
 // The defaults of the "cpu" object (measured: docs/how-it-works.md#cpu-time).
 const (
-	DefaultNsPerCall = 8
+	DefaultNsPerCall = 5
 	DefaultCPUJitter = 0.25
 	MaxNsPerCall     = 1e6
 )
@@ -189,7 +201,7 @@ var DefaultLatency = Range{time.Millisecond, 10 * time.Millisecond}
 
 // DefaultPreempt returns the "preempt" object with nothing set.
 func DefaultPreempt() Preempt {
-	return Preempt{Strategy: StrategyNone, Depth: 3, Steps: 1048576, Calls: 4096}
+	return Preempt{Strategy: StrategyNone, Depth: 3, Steps: StepsAuto, Calls: 4096}
 }
 
 // Load reads and parses the world file at path, with the files it extends.

@@ -58,7 +58,7 @@ func TestDefaults(t *testing.T) {
 		{"CompatOverlay", w.CompatOverlay, false},
 		{"Watchdog", w.Watchdog, 30 * time.Second},
 		{"MemoryLimit", w.MemoryLimit, int64(512 << 20)},
-		{"Preempt", w.Preempt, Preempt{Strategy: "none", Depth: 3, Steps: 1048576, Calls: 4096}},
+		{"Preempt", w.Preempt, Preempt{Strategy: "none", Depth: 3, Steps: StepsAuto, Calls: 4096}},
 		{"Liveness", w.Liveness, Liveness{}},
 		{"Extends", w.Extends, ""},
 		{"Profiles", len(w.Profiles), 0},
@@ -872,5 +872,31 @@ func TestSectorBytes(t *testing.T) {
 	_, err = ParseWith([]byte(withWorkload("")), "seedfall.json", "/proj", Options{Set: []string{"faults.sector_bytes=100"}})
 	if err == nil || !strings.Contains(err.Error(), "faults.sector_bytes: want 1 (tear at any byte) or a power of two from 512 to 4096, got 100") {
 		t.Errorf("-set faults.sector_bytes=100: %v", err)
+	}
+}
+
+// preempt.steps is "auto" (StepsAuto) unless a count is given; "auto"
+// undoes a count, and anything else is refused with what it wants.
+func TestPreemptSteps(t *testing.T) {
+	for _, tt := range []struct {
+		steps string
+		want  int
+	}{
+		{``, StepsAuto},
+		{`, "steps": "auto"`, StepsAuto},
+		{`, "steps": 200000`, 200000},
+		{`, "steps": 1`, 1},
+	} {
+		w := mustParse(t, withWorkload(`"preempt": {"strategy": "pct"`+tt.steps+`}`))
+		if w.Preempt.Steps != tt.want {
+			t.Errorf("%q: steps %d, want %d", tt.steps, w.Preempt.Steps, tt.want)
+		}
+	}
+	for _, bad := range []string{`0`, `"often"`, `1.5`, `true`} {
+		_, err := parse(t, withWorkload(`"preempt": {"strategy": "pct", "steps": `+bad+`}`))
+		if err == nil || !strings.Contains(err.Error(), `preempt.steps: want a step count of 1 or more, or "auto"`) &&
+			!strings.Contains(err.Error(), "preempt.steps: want a whole number") {
+			t.Errorf("steps %s: err = %v", bad, err)
+		}
 	}
 }

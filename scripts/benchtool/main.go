@@ -28,11 +28,13 @@ type result struct {
 }
 
 var (
-	bin      = flag.String("seedfall", "", "the seedfall binary")
-	root     = flag.String("root", ".", "the repository root")
-	seeds    = flag.Int("seeds", 500, "seeds per throughput row")
-	cold     = flag.Bool("cold", true, "measure a first run from empty caches (takes a while: Go builds the standard library for wasip1)")
-	netSeeds = flag.Int("netseeds", 2, "seeds of the 5-node chatting world (about 20s of real time each)")
+	bin       = flag.String("seedfall", "", "the seedfall binary")
+	root      = flag.String("root", ".", "the repository root")
+	seeds     = flag.Int("seeds", 500, "seeds per throughput row")
+	cold      = flag.Bool("cold", true, "measure a first run from empty caches (takes a while: Go builds the standard library for wasip1)")
+	only      = flag.String("only", "", `print one section only: "cpu" (CPU time against free CPU)`)
+	cpuRounds = flag.Int("cpurounds", 3, "interleaved rounds of the CPU time against free CPU comparison")
+	netSeeds  = flag.Int("netseeds", 2, "seeds of the 5-node chatting world (about 20s of real time each)")
 )
 
 func main() {
@@ -41,6 +43,10 @@ func main() {
 	check(err)
 	defer os.RemoveAll(cache)
 
+	if *only == "cpu" {
+		PrintCPUFigures(cache, *cpuRounds, *seeds/5)
+		return
+	}
 	trivial := filepath.Join(*root, "scripts/benchtool/trivial/seedfall.json")
 	example := filepath.Join(*root, "examples/kvlog/seedfall.fixed.json")
 	fmt.Printf("seedfall benchmark, %s, %d cores, %s\n\n", runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"))
@@ -107,6 +113,7 @@ func main() {
 	fmt.Println("per core, sim/wall, steps/s: over the real time the runs themselves took.")
 
 	PrintWorkflow(cache)
+	PrintCPUFigures(cache, *cpuRounds, *seeds/5)
 
 	nf, err := BenchNet(context.Background(), *root, *netSeeds)
 	check(err)
@@ -138,7 +145,14 @@ func sweep(cache, world string, parallel int) []result {
 }
 
 func sweepN(cache, world string, parallel, n int) []result {
-	cmd := exec.Command(*bin, "run", "-c", world, "-seeds", fmt.Sprintf("1-%d", n), "-parallel", fmt.Sprint(parallel), "-json")
+	return sweepArgs(cache, world, parallel, n)
+}
+
+// sweepArgs runs seeds 1-n of world with extra flags (-set ...) and returns
+// their -json results.
+func sweepArgs(cache, world string, parallel, n int, extra ...string) []result {
+	args := append([]string{"run", "-c", world, "-seeds", fmt.Sprintf("1-%d", n), "-parallel", fmt.Sprint(parallel), "-json"}, extra...)
+	cmd := exec.Command(*bin, args...)
 	cmd.Env = append(os.Environ(), "SEEDFALL_CACHE="+cache)
 	out, err := cmd.Output()
 	if err != nil {

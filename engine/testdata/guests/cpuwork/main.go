@@ -5,6 +5,8 @@
 //	cpuwork server              a TCP server on :7000 whose handlers compute before they answer;
 //	                            it reports the most handlers that were ever in progress at once
 //	cpuwork client -n 8         sends n requests, one every 10µs, each on its own connection
+//	cpuwork hog                 computes until another goroutine, which only a preemption
+//	                            lets run, tells it to stop
 package main
 
 import (
@@ -15,11 +17,18 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 //go:noinline
 func step(v int) int { return v*31 + 7 }
+
+// hogStep is not a leaf, so it checks its stack on entry, where a
+// preemption lands (a leaf with a small frame does not).
+//
+//go:noinline
+func hogStep(v int) int { return step(v) ^ step(v>>1) }
 
 // compute makes n calls.
 func compute(n int) int {
@@ -52,6 +61,14 @@ func main() {
 		start := time.Now()
 		v := compute(*n)
 		fmt.Printf("made %d calls in %v (%d)\n", *n, time.Since(start), v&1)
+	case "hog":
+		var stop atomic.Bool
+		go stop.Store(true)
+		start, v := time.Now(), 0
+		for !stop.Load() {
+			v = hogStep(v)
+		}
+		fmt.Printf("preempted after %v (%d)\n", time.Since(start), v&1)
 	case "server":
 		serve(*work)
 	case "client":
