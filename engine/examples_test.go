@@ -31,7 +31,8 @@ func TestExamples(t *testing.T) {
 		name  string
 		limit uint64 // the bug must be found within this many seeds
 	}{{"kvlog", 20}, {"snapshot", 20}, {"symswap", 50}, {"walretry", 50}, {"primarybackup", 50}, {"retries", 50}, {"lease", 20},
-		{"liveness", 20}, {"liveness/chaos", 20}, {"register", 20}} {
+		{"liveness", 20}, {"liveness/chaos", 20}, {"register", 20},
+		{"groupcommit", 50}, {"bank", 100}} {
 		t.Run(ex.name, func(t *testing.T) {
 			t.Parallel() // the suite's longest test: use both cores once the other packages are done
 			// "dir/variant" runs dir's seedfall.variant.json and its fixed twin.
@@ -65,7 +66,13 @@ func TestExamples(t *testing.T) {
 				}
 			}
 			r := twice(t, fixed, 1, nil)
-			if len(r.Schedule.Faults) == 0 {
+			if preemptionOnly(dir) {
+				// Strategy random records no fault: the fixed twin must face the
+				// same preemption as the bug.
+				if s := fixed.World.Preempt.Strategy; s != buggy.World.Preempt.Strategy || !preempts(fixed) {
+					t.Fatalf("fixed %s preempts with %q, the bug with %q: the test proves nothing", ex.name, s, buggy.World.Preempt.Strategy)
+				}
+			} else if len(r.Schedule.Faults) == 0 {
 				t.Fatalf("fixed %s seed 1 saw no fault: the test proves nothing", ex.name)
 			}
 		})
@@ -79,6 +86,15 @@ func exampleClass(dir string) string {
 		return ClassLinearizability // the client's own checks pass
 	}
 	return ClassWorkload
+}
+
+// preemptionOnly says the example's bug is found by preemption inside a node
+// alone, with no fault in the schedule.
+func preemptionOnly(dir string) bool { return dir == "bank" }
+
+func preempts(p *Prepared) bool {
+	s := p.World.Preempt.Strategy
+	return s != world.StrategyNone && s != ""
 }
 
 func prepareFile(t testing.TB, path string) *Prepared {
