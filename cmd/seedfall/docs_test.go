@@ -480,11 +480,12 @@ func matchOutput(want, got []string) (merged []string, diff string, ok bool) {
 		ng[i] = normLine(g)
 	}
 	// cost[i][j]: edits to match want[i:] with got[j:]. An ellipsis absorbs
-	// got lines for free; a line only on one side costs 2; a substitution
-	// costs 1 when the two lines differ only in their numbers (a time, a
-	// digest, a count) and 5 otherwise. So a rewrite keeps a changed line in
-	// its place rather than letting an ellipsis swallow what the build
-	// printed and dropping the document's line.
+	// got lines for free; a line only the build printed costs 2, one only
+	// the document has 4; a substitution costs 1 when the two lines differ
+	// only in their numbers (a time, a digest, a count) and 3 otherwise. So a
+	// rewrite keeps a changed line in its place rather than letting an
+	// ellipsis swallow what the build printed and dropping the document's
+	// line.
 	sub := func(i, j int) int {
 		switch {
 		case nw[i] == ng[j]:
@@ -492,7 +493,7 @@ func matchOutput(want, got []string) (merged []string, diff string, ok bool) {
 		case digits.ReplaceAllString(nw[i], "#") == digits.ReplaceAllString(ng[j], "#"):
 			return 1
 		}
-		return 5
+		return 3
 	}
 	W, G := len(want), len(got)
 	cost := make([][]int, W+1)
@@ -511,9 +512,9 @@ func matchOutput(want, got []string) (merged []string, diff string, ok bool) {
 				}
 				cost[i][j] = c
 			case j == G:
-				cost[i][j] = 2 + cost[i+1][j]
+				cost[i][j] = 4 + cost[i+1][j]
 			default:
-				c := 2 + cost[i+1][j]
+				c := 4 + cost[i+1][j]
 				if d := 2 + cost[i][j+1]; d < c {
 					c = d
 				}
@@ -607,13 +608,13 @@ func copyTree(from, to string) error {
 // A rewrite keeps each changed line in its place: the ellipsis before it
 // does not swallow the build's new line and drop the document's.
 func TestMatchOutputRewritesChangedLines(t *testing.T) {
-	want := []string{"FAIL seed 1 at t=2.46s", "...", "  2.46 client#1 - exit 1", "digest 633a21e63e7a1e74c903272938563ced"}
-	got := []string{"FAIL seed 1 at t=2.47s", "  1.0 client#1 | a", "  2.0 client#1 | b", "  2.47 client#1 - exit 1", "digest 366ee547107a0280960471d9c44d5070"}
+	want := []string{"FAIL seed 1 at t=2.46s", "...", "  2.46 client#1 - exit 1", "digest 633a21e63e7a1e74c903272938563ced", "...", "10 seeds: 6 passed, 4 failed (seeds 1 3 5 7)"}
+	got := []string{"FAIL seed 1 at t=2.47s", "  1.0 client#1 | a", "  2.0 client#1 | b", "  2.47 client#1 - exit 1", "digest 366ee547107a0280960471d9c44d5070", "FAIL seed 2", "10 seeds: 8 passed, 2 failed (seeds 1 2)"}
 	merged, _, ok := matchOutput(want, got)
 	if ok {
 		t.Fatal("different output matched")
 	}
-	wantMerged := []string{"FAIL seed 1 at t=2.47s", "...", "  2.47 client#1 - exit 1", "digest 366ee547107a0280960471d9c44d5070"}
+	wantMerged := []string{"FAIL seed 1 at t=2.47s", "...", "  2.47 client#1 - exit 1", "digest 366ee547107a0280960471d9c44d5070", "...", "10 seeds: 8 passed, 2 failed (seeds 1 2)"}
 	if !slices.Equal(merged, wantMerged) {
 		t.Fatalf("merged\n%q\nwant\n%q", merged, wantMerged)
 	}
