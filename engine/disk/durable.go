@@ -275,31 +275,7 @@ func (n *inode) dropPending() {
 // earlier writeback failed or was lost) is written in full, as the kernel
 // writes whole pages, and so is the file's size.
 func (d *Disk) syncFile(n *inode) {
-	var touched []int
-	ix := n.partIndex()
-	src := opSource{n: n}
-	for k := range n.pending.len() {
-		op := n.pending.at(k)
-		if op.isTruncate() {
-			n.dur.truncate(op.off, &n.data)
-			if len(n.damage) > 0 {
-				n.heal(op.off, maxFileSize+1)
-			}
-			continue
-		}
-		src.parts = n.partsOf(ix, k, src.parts[:0])
-		n.dur.syncWrite(&n.data, op.off, op.n, src, nil)
-		if len(n.damage) > 0 {
-			n.heal(op.off, op.end())
-		}
-		if len(n.stale) > 0 && op.n > 0 {
-			for pg := int(op.off / pageSize); int64(pg)*pageSize < op.end(); pg++ {
-				if _, ok := n.stale[pg]; ok {
-					touched = append(touched, pg)
-				}
-			}
-		}
-	}
+	touched, _ := n.writeBack(n.pending.len(), nil)
 	if len(n.stale) > 0 {
 		n.dropStale(n.data.size)
 	}

@@ -176,8 +176,35 @@ func (s spans) hits(x, y int64) bool {
 // copy now has them.
 func (n *inode) syncPrefix(k int) {
 	later := n.changed(k, n.pending.len())
-	size := n.pendBase
-	var touched []int
+	touched, size := n.writeBack(k, later)
+	if len(n.stale) > 0 {
+		n.dropStale(size)
+	}
+	if len(touched) > 0 {
+		n.dur.truncate(size, &n.data)
+		for _, pg := range touched {
+			if _, ok := n.stale[pg]; !ok || pg >= len(n.dur.pages) {
+				continue
+			}
+			lo := int64(pg) * pageSize
+			if pg < len(n.data.pages) && !later.hits(lo, lo+pageSize) {
+				n.dur.pages[pg] = n.data.pages[pg] // shared: same index, writers copy
+			} else {
+				n.dur.pages[pg] = n.pageAtMark(pg, size, later)
+			}
+			delete(n.stale, pg)
+			n.heal(lo, lo+pageSize)
+		}
+	}
+	n.dropPendingTo(k, size)
+}
+
+// writeBack makes the first k pending operations durable in the durable
+// copy, each write with its own bytes, except that bytes in later are
+// never shared with the cache. It heals the damage they cover and returns
+// the stale pages they wrote to and the file's size after them.
+func (n *inode) writeBack(k int, later spans) (touched []int, size int64) {
+	size = n.pendBase
 	ix := n.partIndex()
 	src := opSource{n: n}
 	for j := range k {
@@ -204,26 +231,7 @@ func (n *inode) syncPrefix(k int) {
 		}
 		size = max(size, op.end())
 	}
-	if len(n.stale) > 0 {
-		n.dropStale(size)
-	}
-	if len(touched) > 0 {
-		n.dur.truncate(size, &n.data)
-		for _, pg := range touched {
-			if _, ok := n.stale[pg]; !ok || pg >= len(n.dur.pages) {
-				continue
-			}
-			lo := int64(pg) * pageSize
-			if pg < len(n.data.pages) && !later.hits(lo, lo+pageSize) {
-				n.dur.pages[pg] = n.data.pages[pg] // shared: same index, writers copy
-			} else {
-				n.dur.pages[pg] = n.pageAtMark(pg, size, later)
-			}
-			delete(n.stale, pg)
-			n.heal(lo, lo+pageSize)
-		}
-	}
-	n.dropPendingTo(k, size)
+	return touched, size
 }
 
 // pageAtMark returns a new copy of page pg of the cache as it was at the
