@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -321,7 +322,7 @@ func main() { fmt.Println(ring.SeedfallOverlay) }
 }
 
 // Two seedfall processes building the same package at once both succeed and
-// leave one artifact behind.
+// leave one artifact behind, built once: the other waited for it.
 func TestBuildConcurrent(t *testing.T) {
 	mod := newModule(t, map[string]string{"main.go": simMain})
 	cache := t.TempDir()
@@ -344,6 +345,9 @@ func TestBuildConcurrent(t *testing.T) {
 	}
 	if arts[0].Hash != arts[1].Hash || arts[0].Path != arts[1].Path {
 		t.Errorf("concurrent builds differ: %+v vs %+v", arts[0], arts[1])
+	}
+	if arts[0].Cached == arts[1].Cached {
+		t.Errorf("Cached = %v and %v: want one build and one hit", arts[0].Cached, arts[1].Cached)
 	}
 	for _, tt := range []struct {
 		dir  string
@@ -498,4 +502,28 @@ func simDirName(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return h[:16]
+}
+
+// A build that waits for another process's build of the same module stops
+// waiting when its context is done.
+func TestBuildWaitIsCancelled(t *testing.T) {
+	mod := newModule(t, map[string]string{"main.go": helloMain})
+	b := &Builder{CacheDir: t.TempDir()}
+	p, err := b.plan(context.Background(), Request{Node: "n1", Pkg: mod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockKey(context.Background(), p.cache, p.key) // the other process
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if !fileLocks {
+		t.Skip("no file locks here")
+	}
+	if _, err := b.Build(ctx, Request{Node: "n1", Pkg: mod}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Build while another holds the module's lock: %v, want the context's error", err)
+	}
 }
