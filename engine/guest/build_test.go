@@ -138,6 +138,13 @@ func TestBuildKey(t *testing.T) {
 		{"seedfall directory", map[string]string{".seedfall/runs/1.json": "{}"}, "cmd/a", nil, true},
 		{"testdata", map[string]string{"cmd/a/testdata/in.txt": "x"}, "cmd/a", nil, true},
 		{"nested module", map[string]string{"tools/go.mod": "module example.com/tools\n", "tools/t.go": "package tools\n"}, "cmd/a", nil, true},
+		// What no package can read: the root holds no Go files here.
+		{"world file at the root", map[string]string{"seedfall.json": "{}", "seedfall.fixed.json": "{}"}, "cmd/a", nil, true},
+		{"folder without Go files", map[string]string{"docs/notes.md": "x", "docs/img/a.png": "x"}, "cmd/a", nil, true},
+		// What a package can embed: anything at or below its directory.
+		{"file beside a package", map[string]string{"cmd/a/page.html": "x"}, "cmd/a", nil, false},
+		{"file below a package", map[string]string{"lib/static/css/a.css": "x"}, "cmd/a", nil, false},
+		{"vendor", map[string]string{"vendor/modules.txt": "# example.com/x v1.0.0\n"}, "cmd/a", nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,6 +156,17 @@ func TestBuildKey(t *testing.T) {
 			}
 		})
 	}
+
+	// With Go files at the root, every file of the module may be embedded.
+	t.Run("root package", func(t *testing.T) {
+		files := map[string]string{"go.mod": "module example.com/app\n\ngo 1.21\n", "main.go": helloMain}
+		root := newModule(t, files)
+		k1 := key(t, root, ".", nil)
+		writeFiles(t, root, map[string]string{"docs/notes.md": "x"})
+		if key(t, root, ".", nil) == k1 {
+			t.Error("a file below the root package does not change the key")
+		}
+	})
 
 	t.Run("overlay content", func(t *testing.T) {
 		root := newModule(t, base)
