@@ -95,6 +95,7 @@ func (e *Error) Error() string {
 // environment does not show.
 type goEnv struct {
 	GOVERSION, GOROOT, GOFLAGS, GOEXPERIMENT, GOWASM string
+	GOCACHE                                          string // not in the key: where, not what (buildlock.go)
 }
 
 // environ is the environment of every go command the Builder runs. The
@@ -136,7 +137,7 @@ func (b *Builder) goEnv(ctx context.Context) (*goEnv, error) {
 		return b.env, nil
 	}
 	// In os.TempDir no go.mod or go.work of the caller's may interfere.
-	cmd, err := b.command(ctx, os.TempDir(), b.environ(), "env", "-json", "GOVERSION", "GOROOT", "GOFLAGS", "GOEXPERIMENT", "GOWASM")
+	cmd, err := b.command(ctx, os.TempDir(), b.environ(), "env", "-json", "GOVERSION", "GOROOT", "GOFLAGS", "GOEXPERIMENT", "GOWASM", "GOCACHE")
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +196,23 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 	} else if why != "" {
 		b.note(fmt.Sprintf("seedfall: the cached build of %s was corrupt (%s); rebuilding", displayPath(p.pkg), why))
 	}
+	// One build of a key at a time, across processes: whoever waited finds
+	// the module in the cache (buildlock.go).
+	unlock, err := lockKey(ctx, p.cache, p.key)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if art, _ := b.cached(p.dest); art != nil {
+		art.Key, art.Cached, art.Took = p.key, true, time.Since(start)
+		return art, nil
+	}
+	first, err := firstOfConfig(ctx, p.cache, configID(p.env, overlayHash(req.Overlay)))
+	if err != nil {
+		return nil, err
+	}
+	built := false
+	defer func() { first(built) }()
 
 	tmp, release, err := mkTemp(p.cache, "build-")
 	if err != nil {
@@ -277,6 +295,7 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 	if err != nil {
 		return nil, err
 	}
+	built = true
 	return &Artifact{Path: p.dest, Wasm: merged, Hash: hash, Key: p.key, Took: time.Since(start)}, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -137,6 +138,13 @@ func TestBuildKey(t *testing.T) {
 		{"seedfall directory", map[string]string{".seedfall/runs/1.json": "{}"}, "cmd/a", nil, true},
 		{"testdata", map[string]string{"cmd/a/testdata/in.txt": "x"}, "cmd/a", nil, true},
 		{"nested module", map[string]string{"tools/go.mod": "module example.com/tools\n", "tools/t.go": "package tools\n"}, "cmd/a", nil, true},
+		// What no package can read: the root holds no Go files here.
+		{"world file at the root", map[string]string{"seedfall.json": "{}", "seedfall.fixed.json": "{}"}, "cmd/a", nil, true},
+		{"folder without Go files", map[string]string{"docs/notes.md": "x", "docs/img/a.png": "x"}, "cmd/a", nil, true},
+		// What a package can embed: anything at or below its directory.
+		{"file beside a package", map[string]string{"cmd/a/page.html": "x"}, "cmd/a", nil, false},
+		{"file below a package", map[string]string{"lib/static/css/a.css": "x"}, "cmd/a", nil, false},
+		{"vendor", map[string]string{"vendor/modules.txt": "# example.com/x v1.0.0\n"}, "cmd/a", nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,6 +156,17 @@ func TestBuildKey(t *testing.T) {
 			}
 		})
 	}
+
+	// With Go files at the root, every file of the module may be embedded.
+	t.Run("root package", func(t *testing.T) {
+		files := map[string]string{"go.mod": "module example.com/app\n\ngo 1.21\n", "main.go": helloMain}
+		root := newModule(t, files)
+		k1 := key(t, root, ".", nil)
+		writeFiles(t, root, map[string]string{"docs/notes.md": "x"})
+		if key(t, root, ".", nil) == k1 {
+			t.Error("a file below the root package does not change the key")
+		}
+	})
 
 	t.Run("overlay content", func(t *testing.T) {
 		root := newModule(t, base)
@@ -321,7 +340,7 @@ func main() { fmt.Println(ring.SeedfallOverlay) }
 }
 
 // Two seedfall processes building the same package at once both succeed and
-// leave one artifact behind.
+// leave one artifact behind, built once: the other waited for it.
 func TestBuildConcurrent(t *testing.T) {
 	mod := newModule(t, map[string]string{"main.go": simMain})
 	cache := t.TempDir()
@@ -344,6 +363,9 @@ func TestBuildConcurrent(t *testing.T) {
 	}
 	if arts[0].Hash != arts[1].Hash || arts[0].Path != arts[1].Path {
 		t.Errorf("concurrent builds differ: %+v vs %+v", arts[0], arts[1])
+	}
+	if arts[0].Cached == arts[1].Cached {
+		t.Errorf("Cached = %v and %v: want one build and one hit", arts[0].Cached, arts[1].Cached)
 	}
 	for _, tt := range []struct {
 		dir  string
@@ -498,4 +520,28 @@ func simDirName(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return h[:16]
+}
+
+// A build that waits for another process's build of the same module stops
+// waiting when its context is done.
+func TestBuildWaitIsCancelled(t *testing.T) {
+	mod := newModule(t, map[string]string{"main.go": helloMain})
+	b := &Builder{CacheDir: t.TempDir()}
+	p, err := b.plan(context.Background(), Request{Node: "n1", Pkg: mod})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockKey(context.Background(), p.cache, p.key) // the other process
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if !fileLocks {
+		t.Skip("no file locks here")
+	}
+	if _, err := b.Build(ctx, Request{Node: "n1", Pkg: mod}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Build while another holds the module's lock: %v, want the context's error", err)
+	}
 }

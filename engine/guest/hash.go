@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,10 +21,22 @@ import (
 const keyVersion = "seedfall-build-v2"
 
 // hashTree writes the content of the module rooted at root into h: every
-// regular file in lexical order as its slash path, size and bytes. Hidden
-// files and directories, testdata and nested modules are left out, since
-// none of them can change what go build produces for this module.
+// file go build may read, in lexical order, as its slash path, size and
+// bytes. Hidden files and directories, testdata and nested modules are left
+// out, since none of them can change what go build produces for this
+// module, and so are files that no package can reach: a file is kept only
+// when its directory or one above it, up to the root, holds Go files (a
+// package's own files, and what its //go:embed patterns can name, which
+// never climb out of its directory), or when it is go.mod, go.sum or under
+// vendor/ at the root. So a world file, a README or a schedule in a folder
+// without Go code changes no key, and rebuilds nothing.
 func hashTree(h io.Writer, root string) error {
+	type file struct {
+		rel, path string
+		size      int64
+	}
+	var files []file
+	goDirs := map[string]bool{} // slash paths of directories holding .go files
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -74,10 +87,37 @@ func hashTree(h io.Writer, root string) error {
 		if err != nil {
 			return err
 		}
-		return hashFile(h, filepath.ToSlash(rel), p, info.Size())
+		rel = filepath.ToSlash(rel)
+		if strings.HasSuffix(rel, ".go") {
+			goDirs[path.Dir(rel)] = true
+		}
+		files = append(files, file{rel, p, info.Size()})
+		return nil
 	})
 	if err != nil {
 		return err
+	}
+	reachable := func(rel string) bool {
+		switch {
+		case rel == "go.mod" || rel == "go.sum" || strings.HasPrefix(rel, "vendor/"):
+			return true
+		}
+		for dir := path.Dir(rel); ; dir = path.Dir(dir) {
+			if goDirs[dir] {
+				return true
+			}
+			if dir == "." {
+				return false
+			}
+		}
+	}
+	for _, f := range files {
+		if !reachable(f.rel) {
+			continue
+		}
+		if err := hashFile(h, f.rel, f.path, f.size); err != nil {
+			return err
+		}
 	}
 	_, err = io.WriteString(h, "end\n")
 	return err

@@ -21,3 +21,6 @@ func lockFile(f *os.File, wait bool) bool {
 		}
 	}
 }
+
+// fileLocks: lockFile excludes other processes here.
+const fileLocks = true

@@ -37,6 +37,7 @@ func badgerFailure(t testing.TB, rel string, limit uint64) (*engine.Prepared, *e
 // badgerkv with Badger's default SyncWrites=false answers OK before the
 // write's mapped pages are msynced: a crash loses them.
 func TestBadgerNoSyncWritesLosesAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
 	_, res := badgerFailure(t, "badgerkv/seedfall.json", 5)
 	crashed := false
 	for _, f := range res.Schedule.Faults {
@@ -56,6 +57,7 @@ func TestBadgerNoSyncWritesLosesAcknowledgedWrites(t *testing.T) {
 // not yet flushed to a table is lost. A bug in Badger, found with the
 // application's settings all durable.
 func TestBadgerSmallValueThresholdLosesAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
 	_, res := badgerFailure(t, "badgerkv/seedfall.threshold.json", 5)
 	if !strings.Contains(output(res, "server"), "sync commit") {
 		t.Errorf("seed %d: the server did not run with SyncWrites:\n%s", res.Seed, output(res, "server"))
@@ -70,6 +72,7 @@ func TestBadgerSmallValueThresholdLosesAcknowledgedWrites(t *testing.T) {
 // XFS persist the entry with the file's own fsync, POSIX does not promise
 // it.
 func TestBadgerStrictDirsLosesMemtableLog(t *testing.T) {
+	t.Parallel()
 	badgerFailure(t, "badgerkv/seedfall.strictdirs.json", 5)
 }
 
@@ -80,6 +83,7 @@ func TestBadgerStrictDirsLosesMemtableLog(t *testing.T) {
 // takes, and a restart after a crash reopens the database and replays its
 // memtable log.
 func TestBadgerFixedPasses(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "badgerkv/seedfall.fixed.json")
 	faulted, restarts, kinds := 0, 0, map[string]int{}
 	for seed := uint64(1); seed <= passingSeeds(); seed++ {
@@ -111,6 +115,7 @@ func TestBadgerFixedPasses(t *testing.T) {
 // refuses the mapping with a message that says what to change, rather than
 // letting the program run out of memory.
 func TestBadgerDefaultSizesSayWhatToChange(t *testing.T) {
+	t.Parallel()
 	w, err := world.Load("../../examples/real/badgerkv/seedfall.fixed.json")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 // loses; with reordered writeback a crash can also keep a meta page whose
 // pages never reached the disk, and bbolt panics reading them.
 func TestBboltNoSyncLosesAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "bboltkv/seedfall.json")
 	res := findFailure(t, p, 10)
 	out := output(res, "")
@@ -36,6 +37,7 @@ func TestBboltNoSyncLosesAcknowledgedWrites(t *testing.T) {
 // flock, and a node restarted after a crash opens the file again: the crash
 // released its lock.
 func TestBboltFixedPasses(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "bboltkv/seedfall.fixed.json")
 	faulted, crashIO, restarts := 0, 0, 0
 	for seed := uint64(1); seed <= passingSeeds(); seed++ {

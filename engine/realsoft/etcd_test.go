@@ -41,6 +41,7 @@ func etcdLostLog(t *testing.T, p *engine.Prepared, res *engine.Result) {
 // loses in a crash during the fsync, the leader counts them, and the
 // restarted follower panics on a commit index past its log.
 func TestEtcdSendBeforeSaveFound(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "etcdraft/seedfall.json")
 	etcdLostLog(t, p, findFailure(t, p, 10))
 }
@@ -49,6 +50,7 @@ func TestEtcdSendBeforeSaveFound(t *testing.T) {
 // to ext4's journal), strict_dirs loses a member's whole WAL: it bootstraps
 // anew and raft finds its log gone.
 func TestEtcdNoDirSyncFound(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "etcdraft/seedfall.nodirsync.json")
 	res := findFailure(t, p, 10)
 	etcdLostLog(t, p, res)
@@ -63,6 +65,7 @@ func TestEtcdNoDirSyncFound(t *testing.T) {
 // WAL does beyond appending: it restarts from snapshots, cuts segments,
 // purges old ones it has unlocked, and holds the flock of its tail.
 func TestEtcdFixedPasses(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "etcdraft/seedfall.fixed.json")
 	fromSnap := regexp.MustCompile(`replayed snapshot at [1-9]`)
 	var faulted, restarts, snaps, cuts, purged int

@@ -20,7 +20,10 @@ var (
 )
 
 // testEngine is one engine for the package: it caches built and compiled
-// programs.
+// programs. Every test of the package is parallel (go test runs two at a
+// time on two cores): the build or compile of one library overlaps the
+// runs of another, and the package, often the last of a cold go test ./...,
+// does not leave a core idle.
 func testEngine(t testing.TB) *engine.Engine {
 	engOnce.Do(func() { eng, engErr = engine.New(context.Background(), engine.Options{}) })
 	if engErr != nil {

@@ -12,6 +12,7 @@ import (
 // A bbolt program built without compat_overlay fails with the compiler's
 // message and the hint docs/compat.md shows.
 func TestBboltWithoutCompatOverlaySaysSo(t *testing.T) {
+	t.Parallel()
 	w, err := world.Load("../../examples/real/bboltkv/seedfall.fixed.json")
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ func natsNoResolveError(t *testing.T, res *engine.Result) {
 // of a stream that was durable before the run (the world seeds the node's
 // disk with it), and the restarted server hands their sequences out again.
 func TestJetStreamDefaultSyncLosesAckedMessages(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "jetstream/seedfall.json")
 	check := func(res *engine.Result) {
 		t.Helper()
@@ -46,6 +47,7 @@ func TestJetStreamDefaultSyncLosesAckedMessages(t *testing.T) {
 // exists (seeded on the node's disk, as in the buggy world) survives
 // crashes, torn and reordered writeback and crashes during disk operations.
 func TestJetStreamSyncAlwaysPasses(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "jetstream/seedfall.fixed.json")
 	faulted, total := 0, 0
 	for seed := uint64(1); seed <= passingSeeds(); seed++ {
@@ -72,6 +74,7 @@ func TestJetStreamSyncAlwaysPasses(t *testing.T) {
 // creates the stream's directories without fsyncing their parents, so a
 // crash can take the whole stream away with its acknowledged messages.
 func TestJetStreamStrictDirsLosesStream(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "jetstream/seedfall.strictdirs.json")
 	res := findFailure(t, p, 6)
 	if res.Class != engine.ClassWorkload || !strings.Contains(output(res, "client"), "is gone") {
@@ -87,6 +90,7 @@ func TestJetStreamStrictDirsLosesStream(t *testing.T) {
 // retried create reuses the directory without writing meta.sum, the server
 // acknowledges it and its messages, and the next restart drops the stream.
 func TestJetStreamCrashDuringCreateDropsStream(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "jetstream/seedfall.createcrash.json")
 	check := func(res *engine.Result) {
 		t.Helper()

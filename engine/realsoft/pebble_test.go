@@ -33,6 +33,7 @@ func pebbleFailure(t *testing.T, rel string, limit uint64) (*engine.Prepared, *e
 // pebblekv -durability=nosync writes with pebble.NoSync and answers OK at
 // once: a crash loses writes the client was told were stored.
 func TestPebbleNoSyncLosesAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
 	pebbleFailure(t, "pebblekv/seedfall.json", 5)
 }
 
@@ -41,6 +42,7 @@ func TestPebbleNoSyncLosesAcknowledgedWrites(t *testing.T) {
 // directory, WAL and all, although every write was fsynced (pebble.Sync):
 // the restart finds no directory.
 func TestPebbleOpenLosesItsUnsyncedDirectory(t *testing.T) {
+	t.Parallel()
 	_, res := pebbleFailure(t, "pebblekv/seedfall.mkdir.json", 10)
 	srv := output(res, "server")
 	if n := strings.Count(srv, "no database directory data: creating it"); n < 2 {
@@ -55,6 +57,7 @@ func TestPebbleOpenLosesItsUnsyncedDirectory(t *testing.T) {
 // the shim's disk usage; restarts reopen the database, so a crash released
 // the lock.
 func TestPebbleFixedPasses(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "pebblekv/seedfall.fixed.json")
 	faulted, crashIO, restarts := 0, 0, 0
 	for seed := uint64(1); seed <= passingSeeds(); seed++ {

@@ -11,6 +11,7 @@ import (
 // future returns, loses writes when the leader crashes or is cut off before
 // the entry commits.
 func TestRaftEnqueueAckLosesWrites(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "raftkv/seedfall.json")
 	res := findFailure(t, p, 10)
 	out := output(res, "client")
@@ -25,6 +26,7 @@ func TestRaftEnqueueAckLosesWrites(t *testing.T) {
 // entries the node had voted on or acknowledged, and with reordered
 // writeback leaves bbolt pages that no longer decode.
 func TestRaftBoltNoSyncFound(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "raftkv/seedfall.nosync.json")
 	res := findFailure(t, p, 6)
 	if res.Class != engine.ClassWorkload && res.Class != engine.ClassPanic {
@@ -37,6 +39,7 @@ func TestRaftBoltNoSyncFound(t *testing.T) {
 // during disk operations and partitions, with leaders changing, nodes
 // restarting from raft-boltdb and snapshots.
 func TestRaftFixedPasses(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "raftkv/seedfall.fixed.json")
 	kinds := map[string]int{}
 	elections := 0

@@ -12,6 +12,7 @@ import (
 // crashes during disk operations, torn and reordered writes and strict
 // directories.
 func TestRaftWalKeepsAcknowledgedEntries(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "raftwal/seedfall.json")
 	opened := regexp.MustCompile(`opened: (\d+) entries, (\d+) acknowledged, all intact`)
 	checked := 0

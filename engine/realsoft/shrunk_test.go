@@ -14,6 +14,7 @@ import (
 // Every shrunk schedule docs/real-software.md offers as a replay command
 // still fails its world, the same way twice: the page's promises hold.
 func TestShrunkSchedulesFail(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../../docs/real-software.md")
 	if err != nil {
 		t.Fatal(err)

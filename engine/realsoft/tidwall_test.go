@@ -11,6 +11,7 @@ import (
 // entry, which a crash during the append's write or fsync leaves: wal.Open
 // says "log corrupt" on every restart, and the server never comes back.
 func TestTidwallTornTailLogCorruptForever(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "tidwallwal/seedfall.corrupt.json")
 	check := func(res *engine.Result) {
 		t.Helper()
@@ -38,6 +39,7 @@ func TestTidwallTornTailLogCorruptForever(t *testing.T) {
 // once after wal.Open (-sync-dir=open), so only the library's own new
 // segments are lost.
 func TestTidwallStrictDirsLosesNewSegment(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "tidwallwal/seedfall.strictdirs.json")
 	check := func(res *engine.Result) {
 		t.Helper()
@@ -64,6 +66,7 @@ func TestTidwallStrictDirsLosesNewSegment(t *testing.T) {
 // log), every acknowledged entry survives crashes, torn writes, crashes
 // during disk operations and strict directories.
 func TestTidwallWorkaroundsPass(t *testing.T) {
+	t.Parallel()
 	p := prepareFile(t, "tidwallwal/seedfall.fixed.json")
 	faulted, crashIO, repaired := 0, 0, 0
 	for seed := uint64(1); seed <= passingSeeds(); seed++ {
