@@ -12,16 +12,19 @@ import (
 
 // passingSeeds is how many seeds a world that must pass is run for: the
 // issues ask for 500, which scripts/sweep-examples runs (SEEDFALL_SWEEP=1);
-// the test suite runs 20 (10 with -short) to stay within its time budget
-// of 8 minutes cold on 2 cores (issue 13).
+// the test suite runs 8 (4 with -short), each a fault schedule of its own,
+// to stay within its time budget of 8 minutes cold on 2 cores (issue 13):
+// the fixed primary-backup world alone costs over a second a seed. The
+// bugs' limits of seeds are not lowered: each bug is still found within
+// the limit its example promises.
 func passingSeeds() uint64 {
 	switch {
 	case os.Getenv("SEEDFALL_SWEEP") == "1":
 		return 500
 	case testing.Short():
-		return 10
+		return 4
 	}
-	return 20
+	return 8
 }
 
 // The bundled examples are real programs with real bugs: seedfall must find
