@@ -273,6 +273,9 @@ func TestDocTranscripts(t *testing.T) {
 	env := append(docEnv(t, bin), "REPO="+root)
 	for _, file := range docFiles(t, root) {
 		t.Run(file, func(t *testing.T) {
+			// Each document runs in a copy of its own: two at a time, the
+			// commands of one overlap the other's waits for seedfall to start.
+			t.Parallel()
 			data, err := os.ReadFile(filepath.Join(root, file))
 			if err != nil {
 				t.Fatal(err)
