@@ -302,8 +302,8 @@ func TestCrashResetsConnections(t *testing.T) {
 // hold on another.
 func TestColdRebuildGivesTheSameDigest(t *testing.T) {
 	// A cold build of the standard library for wasip1 takes over a minute
-	// of the suite's budget in every run; CI runs this test on its own
-	// (.ci/run), as does scripts/sweep-examples.
+	// of the suite's budget in every run; CI runs this test in the slow
+	// tier's step of its own (.ci/run, docs/contributing.md).
 	if os.Getenv("SEEDFALL_SLOW") != "1" {
 		t.Skip("builds the standard library for wasip1 from nothing; run with SEEDFALL_SLOW=1")
 	}
