@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -296,23 +297,25 @@ func TestKubernetesIndexedJob(t *testing.T) {
 			podEnv = append(podEnv, e.Name+"="+e.Value)
 		}
 	}
-	sh := func(script string, env []string) (string, int) {
+	// sh runs script as a container would, and returns its stdout, its
+	// stdout and stderr together (for messages), and its exit status.
+	sh := func(script string, env []string) (stdout, all string, code int) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
 		cmd.Dir, cmd.Env = filepath.Dir(world), env
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
+		var out, both bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, &both), &both
 		err := cmd.Run()
 		var exit *exec.ExitError
 		if err != nil && !errors.As(err, &exit) {
-			t.Fatalf("sh -c %s: %v\n%s", script, err, out.Bytes())
+			t.Fatalf("sh -c %s: %v\n%s", script, err, both.Bytes())
 		}
-		return string(progressRe.ReplaceAll(out.Bytes(), nil)), cmd.ProcessState.ExitCode()
+		return out.String(), both.String(), cmd.ProcessState.ExitCode()
 	}
 	for i := range n {
-		out, code := sh(sweepScript, append(podEnv, "JOB_COMPLETION_INDEX="+strconv.Itoa(i)))
+		_, out, code := sh(sweepScript, append(podEnv, "JOB_COMPLETION_INDEX="+strconv.Itoa(i)))
 		if code != 0 {
 			t.Fatalf("pod %d of %d (JOB_COMPLETION_INDEX=%d) exited %d, want 0 (it ran its shard):\n%s", i+1, n, i, code, out)
 		}
@@ -320,18 +323,20 @@ func TestKubernetesIndexedJob(t *testing.T) {
 			t.Fatalf("pod %d of %d wrote no shard directory: %v\n%s", i+1, n, err, out)
 		}
 	}
-	merged, mergeCode := sh(mergeScript, append(env[:len(env):len(env)], "RESULTS="+results))
-	whole, wholeCode := sh(`exec seedfall run -c "$WORLD" -seeds "$SEEDS" -parallel 1`, podEnv)
+	// The merge Job's stdout is the summary; its stderr names the files
+	// it wrote (-junit, -report), which the unsharded run was not asked for.
+	merged, mergeAll, mergeCode := sh(mergeScript, append(env[:len(env):len(env)], "RESULTS="+results))
+	whole, wholeAll, wholeCode := sh(`exec seedfall run -c "$WORLD" -seeds "$SEEDS" -parallel 1`, podEnv)
 	if mergeCode != wholeCode {
-		t.Errorf("the merge Job exited %d, one unsharded run %d", mergeCode, wholeCode)
+		t.Errorf("the merge Job exited %d, one unsharded run %d:\n%s\n%s", mergeCode, wholeCode, mergeAll, wholeAll)
 	}
-	if got, want := normLines(merged), normLines(whole); got != want {
-		t.Errorf("the merge Job printed (wall times aside)\n%s\none unsharded run\n%s", got, want)
+	if d := lineDiff(normLines(whole), normLines(merged)); d != "" {
+		t.Errorf("the merge Job's output differs from one unsharded run's, wall times aside (- run, + merge):\n%s", d)
 	}
-	mergedJSON, _ := sh(`exec seedfall merge -json "$RESULTS"`, podEnv)
-	wholeJSON, _ := sh(`exec seedfall run -c "$WORLD" -seeds "$SEEDS" -parallel 1 -json`, podEnv)
-	if got, want := normLines(mergedJSON), normLines(wholeJSON); got != want {
-		t.Errorf("seedfall merge -json printed\n%s\nseedfall run -json\n%s", got, want)
+	mergedJSON, _, _ := sh(`exec seedfall merge -json "$RESULTS"`, podEnv)
+	wholeJSON, _, _ := sh(`exec seedfall run -c "$WORLD" -seeds "$SEEDS" -parallel 1 -json`, podEnv)
+	if d := lineDiff(normLines(wholeJSON), normLines(mergedJSON)); d != "" {
+		t.Errorf("seedfall merge -json differs from seedfall run -json (- run, + merge):\n%s", d)
 	}
 	if d := strings.Count(wholeJSON, `"digest":"`); d != 30 {
 		t.Errorf("seedfall run -json printed %d digests, want 30:\n%s", d, wholeJSON)
@@ -368,6 +373,33 @@ func junitCases(path string) (int, error) {
 			n++
 		}
 	}
+}
+
+// lineDiff shows where two outputs part: "" when they are the same, else
+// the lines of each from the first that differs (a few of them).
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	i := 0
+	for i < len(al) && i < len(bl) && al[i] == bl[i] {
+		i++
+	}
+	if i == len(al) && i == len(bl) {
+		return ""
+	}
+	var d strings.Builder
+	fmt.Fprintf(&d, "from line %d:\n", i+1)
+	for _, side := range []struct {
+		sign  string
+		lines []string
+	}{{"-", al}, {"+", bl}} {
+		for _, l := range side.lines[i:min(i+6, len(side.lines))] {
+			fmt.Fprintf(&d, "%s %s\n", side.sign, l)
+		}
+		if len(side.lines) > i+6 {
+			fmt.Fprintf(&d, "%s ... (%d lines in all)\n", side.sign, len(side.lines))
+		}
+	}
+	return d.String()
 }
 
 // normLines is output with wall times replaced, as the transcripts compare.
