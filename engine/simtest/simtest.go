@@ -141,13 +141,9 @@ func Run(t *testing.T, worldFile string, opts ...Option) {
 		t.Fatalf("simtest: %v", err)
 	}
 	defer e.Close(ctx)
-	start := time.Now()
 	p, err := e.Prepare(ctx, w)
 	if err != nil {
 		t.Fatalf("simtest: %v", err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Logf("simtest: built %s in %s", worldFile, d.Round(time.Millisecond))
 	}
 	c := commands{world: w, file: worldFile}
 	c.locate()
@@ -161,6 +157,7 @@ func Run(t *testing.T, worldFile string, opts ...Option) {
 		a = startAhead(ctx, p, seeds, sel, o.parallel)
 		defer func() { a.stop() }()
 	}
+	var passed, failed []uint64
 	// Not a range over seeds.All(): t.Run must be called from Run itself,
 	// a helper, for failures to name the line of the test that called it.
 	for i := range seeds.Len() {
@@ -186,10 +183,12 @@ func Run(t *testing.T, worldFile string, opts ...Option) {
 				t.Fatalf("seed %d did not run: %v", seed, err)
 			}
 			if res.Passed {
+				passed = append(passed, seed)
 				t.Logf("seed %d passed at t=%s (%s; %d scheduler steps), digest %s",
 					seed, time.Duration(res.SimNs), res.Reason, res.Steps, res.Digest)
 				return
 			}
+			failed = append(failed, seed)
 			t.Error(c.failure(t, res))
 		})
 		if j != nil && !called {
@@ -199,6 +198,26 @@ func Run(t *testing.T, worldFile string, opts ...Option) {
 			a = nil
 		}
 	}
+	if n := len(passed) + len(failed); n > 1 && len(failed) > 0 {
+		t.Logf("%d seeds: %d passed, %d failed (seeds %s)", n, len(passed), len(failed), seedList(failed))
+	}
+}
+
+// seedList writes the first few seeds of a list, as seedfall run does:
+// "1 2 3 4 5 6 7 8 9 10 and 8 more".
+func seedList(seeds []uint64) string {
+	const shown = 10
+	var b strings.Builder
+	for i, s := range seeds[:min(len(seeds), shown)] {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprint(&b, s)
+	}
+	if len(seeds) > shown {
+		fmt.Fprintf(&b, " and %d more", len(seeds)-shown)
+	}
+	return b.String()
 }
 
 func seedName(seed uint64) string { return fmt.Sprintf("seed=%d", seed) }
