@@ -83,19 +83,29 @@ type modKey struct {
 // New creates an engine.
 func New(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.CacheDir == "" {
-		opts.CacheDir = os.Getenv("SEEDFALL_CACHE")
-	}
-	if opts.CacheDir == "" {
-		dir, err := os.UserCacheDir()
+		dir, err := DefaultCacheDir()
 		if err != nil {
-			return nil, fmt.Errorf("no cache directory: set SEEDFALL_CACHE (%v)", err)
+			return nil, err
 		}
-		opts.CacheDir = filepath.Join(dir, "seedfall")
+		opts.CacheDir = dir
 	}
 	e := &Engine{opts: opts, mods: map[modKey]*compiled{}}
 	e.builder = &guest.Builder{CacheDir: opts.CacheDir, Env: opts.GoEnv, Note: e.note}
 	sweepEngineCache(opts.CacheDir)
 	return e, nil
+}
+
+// DefaultCacheDir is the cache an Engine uses when Options.CacheDir is
+// empty: $SEEDFALL_CACHE, else seedfall in the user cache directory.
+func DefaultCacheDir() (string, error) {
+	if dir := os.Getenv("SEEDFALL_CACHE"); dir != "" {
+		return dir, nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory: set SEEDFALL_CACHE (%v)", err)
+	}
+	return filepath.Join(dir, "seedfall"), nil
 }
 
 func (e *Engine) note(msg string) {
