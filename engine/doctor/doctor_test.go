@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
 	"github.com/seedfall/seedfall/engine/guest/netoverlay"
 )
 
@@ -40,10 +41,11 @@ func copyGOROOT(t *testing.T, from string) string {
 	to := t.TempDir()
 	files := []string{"VERSION", "src/net/net_fake.go", "src/net/fd_fake.go", "src/net/sockopt_fake.go",
 		"src/net/tcpsockopt_stub.go", "src/net/dnsclient_unix.go", "src/net/interface_stub.go",
-		"src/internal/poll/fd_fsync_posix.go"}
+		fsyncoverlay.PatchedFile}
 	syscallDir := filepath.Join(from, "src", "syscall")
 	err := filepath.WalkDir(syscallDir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && filepath.Dir(p) == syscallDir {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && filepath.Dir(p) == syscallDir &&
+			filepath.ToSlash(p) != filepath.ToSlash(filepath.Join(from, fsyncoverlay.PatchedFile)) {
 			rel, _ := filepath.Rel(from, p)
 			files = append(files, filepath.ToSlash(rel))
 		}
@@ -91,6 +93,32 @@ func dropLine(t *testing.T, path, line string) {
 	writeFile(t, path, []byte(strings.Join(out, "")))
 }
 
+// dropFunc removes the function name from a Go file: its first line, to
+// the line "}" that ends it.
+func dropFunc(t *testing.T, path, name string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	in, found := false, false
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(l, "func "+name+"("):
+			in, found = true, true
+		case in && strings.TrimRight(l, "\n") == "}":
+			in = false
+		case !in:
+			out = append(out, l)
+		}
+	}
+	if !found {
+		t.Fatalf("%s has no func %s", path, name)
+	}
+	writeFile(t, path, []byte(strings.Join(out, "")))
+}
+
 // TestOverlayAnchorMissing: a Go installation whose sources lack the
 // lines the overlays hook onto fails those checks, naming the file and
 // the line, and says which Go to build with.
@@ -102,12 +130,16 @@ func TestOverlayAnchorMissing(t *testing.T) {
 		}
 	}
 	dropLine(t, filepath.Join(root, "src/net/fd_fake.go"), `netfd = newFD("tcp", d)`)
-	dropLine(t, filepath.Join(root, "src/internal/poll/fd_fsync_posix.go"), "defer fd.decref()")
+	// The file the fsync overlay hooks, without the function it hooks.
+	dropFunc(t, filepath.Join(root, fsyncoverlay.PatchedFile), "Fsync")
 	checks := Overlays(root)
 	want := map[string][2]string{
 		"net overlay": {"src/net/fd_fake.go: the line `netfd = newFD(\"tcp\", d)` appears 0 times, want exactly once",
 			"build with " + netoverlay.TestedWith + `, whose sources seedfall's overlays were made for (or set "net_overlay": false in the world)`},
-		"fsync overlay": {"fsync overlay: src/internal/poll/fd_fsync_posix.go: the line `defer fd.decref()` does not appear exactly once",
+		"fsync overlay": {"fsync overlay: " + fsyncoverlay.PatchedFile + ": the line `",
+			"build with " + netoverlay.TestedWith},
+		// compat_overlay's Msync and Fdatasync park through the fsync overlay.
+		"compat overlay": {"fsync overlay: " + fsyncoverlay.PatchedFile + ": the line `",
 			"build with " + netoverlay.TestedWith},
 	}
 	for _, c := range checks {
@@ -177,7 +209,7 @@ func TestRunWarnsOnlyWhenOverlaysApply(t *testing.T) {
 		t.Errorf("another release whose sources take the overlays: %+v", checks)
 	}
 	bad := copyGOROOT(t, good)
-	dropLine(t, filepath.Join(bad, "src/internal/poll/fd_fsync_posix.go"), "defer fd.decref()")
+	dropFunc(t, filepath.Join(bad, fsyncoverlay.PatchedFile), "Fsync")
 	checks = Run(ctx, Options{GoCmd: fakeGo(t, "go1.99.1"), GOROOT: bad, CacheDir: t.TempDir(), Browser: "sh"})
 	if checks[0].Status != Fail || checks[2].Status != Fail {
 		t.Errorf("another release whose sources do not take the fsync overlay: %+v", checks)
