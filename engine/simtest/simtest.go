@@ -73,7 +73,8 @@ func Seeds(spec string) Option {
 }
 
 // Short sets how many seeds, the first ones of the list, run under
-// `go test -short`. The default is DefaultShort; 0 runs none there.
+// `go test -short`. The default is DefaultShort; with 0 the test skips
+// there.
 func Short(n int) Option {
 	return func(o *options) error {
 		if n < 0 {
@@ -129,6 +130,9 @@ func Run(t *testing.T, worldFile string, opts ...Option) {
 		t.Fatal(err) // checked by Seeds; the default parses
 	}
 	if testing.Short() {
+		if o.short == 0 {
+			t.Skip("simtest: no seeds under -short (simtest.Short(0))")
+		}
 		seeds = seeds.Slice(0, min(o.short, seeds.Len()))
 	}
 	w, err := load(t, worldFile, world.Options{Profile: o.profile, Set: o.sets})
