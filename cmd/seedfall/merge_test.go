@@ -104,7 +104,9 @@ func TestShardsMergeToTheSweep(t *testing.T) {
 	} {
 		t.Run(w.name, func(t *testing.T) {
 			dir, res := w.dir, t.TempDir()
-			run := func(args ...string) []string { return append(append([]string{"run", "-parallel", "1"}, w.args...), args...) }
+			run := func(args ...string) []string {
+				return append(append([]string{"run", "-parallel", "1"}, w.args...), args...)
+			}
 			whole := mustSF(t, 1, dir, run("-report", filepath.Join(res, "whole.html"))...)
 			wholeJSONOut := mustSF(t, 1, dir, run("-json")...)
 			wholeJSON := jsonLines(t, wholeJSONOut)

@@ -94,7 +94,7 @@ func (o *sweepOutput) seed(oc *seedOutcome) {
 	}
 	o.junit.add(fmt.Sprintf("seed=%d", res.Seed), res, oc.replay, oc.schedule)
 	if !res.Passed {
-		o.findings.add(res.Class, res.Node, res.Reason, res.Seed)
+		o.findings.add(res.Class, res.Node, res.Reason, res.Seed, false)
 	}
 	if o.out != nil {
 		var fail *failureRecord
@@ -111,7 +111,7 @@ func (o *sweepOutput) pinnedRun(rec pinnedRecord, res *engine.Result) {
 	o.pinned++
 	if !res.Passed {
 		o.pinnedFailing++
-		o.findings.add(res.Class, res.Node, res.Reason, res.Seed)
+		o.findings.add(res.Class, res.Node, res.Reason, res.Seed, true)
 	}
 	o.junit.add("pinned="+rec.Name, res, rec.Replay, rec.Path)
 	o.out.pinnedRun(rec)

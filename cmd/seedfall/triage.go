@@ -43,13 +43,29 @@ type finding struct {
 	Class   string `json:"class"`
 	Program string `json:"program"` // the program the failures are about; "" when none
 	Shape   string `json:"shape"`   // the reason's shape (reasonShape)
-	// Seeds is how many seeds fail with it now, First the first of them
-	// in the sweep's order, and Reason that seed's reason as it was.
+	// Seeds is how many seeds of the sweep fail with it now, and Pinned
+	// how many pinned regressions; First is the first seed of either, in
+	// the order they ran, and Reason its reason as it was.
 	Seeds  int    `json:"seeds"`
+	Pinned int    `json:"pinned,omitempty"`
 	First  uint64 `json:"first_seed,omitempty"`
 	Reason string `json:"reason,omitempty"`
-	// BaselineSeeds is how many seeds of the baseline failed with it.
-	BaselineSeeds int `json:"baseline_seeds"`
+	// BaselineSeeds and BaselinePinned are how many seeds and pinned
+	// regressions of the baseline failed with it.
+	BaselineSeeds  int `json:"baseline_seeds"`
+	BaselinePinned int `json:"baseline_pinned,omitempty"`
+}
+
+// inBaseline says how the baseline failed with the finding: "3 in the
+// baseline", or "" when it did not.
+func (f *finding) inBaseline() string {
+	switch {
+	case f.BaselineSeeds > 0:
+		return fmt.Sprintf("%d in the baseline", f.BaselineSeeds)
+	case f.BaselinePinned > 0:
+		return "a pinned regression in the baseline"
+	}
+	return ""
 }
 
 func (f *finding) key() string { return f.Class + "\x00" + f.Program + "\x00" + f.Shape }
@@ -61,19 +77,24 @@ type findingSet struct {
 	index map[string]*finding
 }
 
-// add counts one failing seed.
-func (fs *findingSet) add(class, program, reason string, seed uint64) {
+// add counts one failing seed, or pinned regression.
+func (fs *findingSet) add(class, program, reason string, seed uint64, pinned bool) {
 	if fs == nil {
 		return
 	}
 	f := &finding{Class: class, Program: program, Shape: reasonShape(reason)}
 	if old := fs.index[f.key()]; old != nil {
-		old.Seeds++
-		return
+		f = old
+	} else {
+		f.First, f.Reason = seed, reason
+		fs.index[f.key()] = f
+		fs.list = append(fs.list, f)
 	}
-	f.Seeds, f.First, f.Reason = 1, seed, reason
-	fs.index[f.key()] = f
-	fs.list = append(fs.list, f)
+	if pinned {
+		f.Pinned++
+	} else {
+		f.Seeds++
+	}
 }
 
 func newFindingSet() *findingSet { return &findingSet{index: map[string]*finding{}} }
@@ -153,7 +174,7 @@ func loadBaseline(path string, stderr io.Writer) (*baseline, error) {
 	fs := newFindingSet()
 	if err := set.each(func(oc *seedOutcome) {
 		if !oc.res.Passed {
-			fs.add(oc.res.Class, oc.res.Node, oc.res.Reason, oc.res.Seed)
+			fs.add(oc.res.Class, oc.res.Node, oc.res.Reason, oc.res.Seed, false)
 		}
 	}); err != nil {
 		return nil, fmt.Errorf("-baseline: %w", err)
@@ -162,7 +183,7 @@ func loadBaseline(path string, stderr io.Writer) (*baseline, error) {
 		for _, p := range d.pinned {
 			var jr jsonResult
 			if json.Unmarshal(p.Result, &jr) == nil && !jr.Passed {
-				fs.add(jr.Class, jr.Node, jr.Reason, jr.Seed)
+				fs.add(jr.Class, jr.Node, jr.Reason, jr.Seed, true)
 			}
 		}
 	}
@@ -220,7 +241,7 @@ func (b *baseline) triage(now *findingSet) *triage {
 		g := *f
 		switch {
 		case b.failing[f.key()] != nil:
-			g.State, g.BaselineSeeds = stateOngoing, b.failing[f.key()].Seeds
+			g.State, g.BaselineSeeds, g.BaselinePinned = stateOngoing, b.failing[f.key()].Seeds, b.failing[f.key()].Pinned
 			t.Ongoing++
 		case wasResolved[f.key()]:
 			g.State = stateRegressed
@@ -233,7 +254,8 @@ func (b *baseline) triage(now *findingSet) *triage {
 	}
 	for _, f := range b.order {
 		if !seen[f.key()] {
-			t.Findings = append(t.Findings, &finding{State: stateResolved, Class: f.Class, Program: f.Program, Shape: f.Shape, BaselineSeeds: f.Seeds})
+			t.Findings = append(t.Findings, &finding{State: stateResolved, Class: f.Class, Program: f.Program, Shape: f.Shape,
+				BaselineSeeds: f.Seeds, BaselinePinned: f.Pinned})
 			t.Resolved++
 		}
 	}
@@ -268,12 +290,16 @@ func (t *triage) write(w io.Writer, asJSON bool) {
 		}
 		var seeds string
 		switch {
-		case f.Seeds > 0 && f.BaselineSeeds > 0:
-			seeds = fmt.Sprintf("%s (seed %d), %d in the baseline", plural(f.Seeds, "seed"), f.First, f.BaselineSeeds)
-		case f.Seeds > 0:
+		case f.Seeds > 0 || f.Pinned > 0:
 			seeds = fmt.Sprintf("%s (seed %d)", plural(f.Seeds, "seed"), f.First)
-		case f.BaselineSeeds > 0:
-			seeds = fmt.Sprintf("none now, %d in the baseline", f.BaselineSeeds)
+			if f.Pinned > 0 {
+				seeds = fmt.Sprintf("%s and %s (seed %d)", plural(f.Seeds, "seed"), plural(f.Pinned, "pinned regression"), f.First)
+			}
+			if b := f.inBaseline(); b != "" {
+				seeds += ", " + b
+			}
+		case f.inBaseline() != "":
+			seeds = "none now, " + f.inBaseline()
 		default:
 			seeds = "none now, resolved before"
 		}
