@@ -70,6 +70,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 		if o.out, err = createResults(*ra.out, meta); err != nil {
 			return err
 		}
+		set.files = true
 	}
 	// The pinned regressions first, as run replays them (shard 1 has them).
 	pinned, pinnedFailing := 0, 0
@@ -117,7 +118,8 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 type resultSet struct {
 	dirs   []*resultsDir // every directory, group after group, shards in order
 	groups []*resultGroup
-	total  int // seeds the groups' lists name
+	total  int  // seeds the groups' lists name
+	files  bool // each hands over the failing seeds' schedules and history pages, for a merged -out
 }
 
 // resultGroup is one seed list's results: its N shards, or one directory.
@@ -303,14 +305,14 @@ func (set *resultSet) seedsText() string {
 // after group.
 func (set *resultSet) each(fn func(oc *seedOutcome)) error {
 	for _, g := range set.groups {
-		if err := g.each(fn); err != nil {
+		if err := g.each(fn, set.files); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (g *resultGroup) each(fn func(oc *seedOutcome)) error {
+func (g *resultGroup) each(fn func(oc *seedOutcome), files bool) error {
 	readers := make([]*seedReader, len(g.shards))
 	defer func() {
 		for _, r := range readers {
@@ -324,7 +326,7 @@ func (g *resultGroup) each(fn func(oc *seedOutcome)) error {
 		if d == nil {
 			continue
 		}
-		r, err := d.seeds()
+		r, err := d.seeds(files)
 		if err != nil {
 			return err
 		}

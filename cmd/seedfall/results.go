@@ -472,11 +472,12 @@ func eachLine(path string, fn func(line []byte, at string) error) error {
 type seedReader struct {
 	d                 *resultsDir
 	results, failures *lineReader
-	n                 int // seeds read
+	n                 int  // seeds read
+	files             bool // read each failing seed's schedule and history page, to copy them
 }
 
-func (d *resultsDir) seeds() (*seedReader, error) {
-	r := &seedReader{d: d}
+func (d *resultsDir) seeds(files bool) (*seedReader, error) {
+	r := &seedReader{d: d, files: files}
 	var err error
 	if r.results, err = openLines(filepath.Join(d.path, resultsLinesFile)); err != nil {
 		return nil, err
@@ -527,14 +528,22 @@ func (r *seedReader) next() (*seedOutcome, error) {
 	}
 	oc.replay, oc.history = fr.Replay, fr.History
 	res.Lines = fr.lines()
-	if b, err := os.ReadFile(r.schedulePath(jr.Seed)); err == nil {
-		if sch, err := faults.Parse(displayPath(r.schedulePath(jr.Seed)), b); err == nil {
-			res.Schedule = sch
+	// The report draws the schedules of the first failures, which are
+	// among the first of each directory; a merged -out copies them all.
+	if detailed := r.failures.n <= keptLines; detailed || r.files {
+		if b, err := os.ReadFile(r.schedulePath(jr.Seed)); err == nil {
+			if sch, err := faults.Parse(displayPath(r.schedulePath(jr.Seed)), b); err == nil && detailed {
+				res.Schedule = sch
+			}
+			if r.files {
+				oc.scheduleJSON = b
+			}
 		}
-		oc.scheduleJSON = b
 	}
-	if b, err := os.ReadFile(filepath.Join(r.d.path, resultsHistoriesDir, fmt.Sprintf("seed-%d.history.html", jr.Seed))); err == nil {
-		oc.historyHTML = b
+	if r.files {
+		if b, err := os.ReadFile(filepath.Join(r.d.path, resultsHistoriesDir, fmt.Sprintf("seed-%d.history.html", jr.Seed))); err == nil {
+			oc.historyHTML = b
+		}
 	}
 	return oc, nil
 }

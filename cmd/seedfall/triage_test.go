@@ -127,8 +127,8 @@ func TestTriageStates(t *testing.T) {
 	}
 	for _, re := range []string{
 		`(?m)^triage against .*b0: 1 new, 1 ongoing, 1 resolved, 0 regressed$`,
-		`(?m)^  NEW +liveness +server +server#<n> did not answer for <dur> +1 seed \(seed 2\)$`,
-		`(?m)^  ONGOING +workload +client +client#<n> exited with status <n> +1 seed \(seed 1\), 1 in the baseline$`,
+		`(?m)^  NEW +liveness +server +server#<n> did not answer for <dur> +1 seed, first seed 2$`,
+		`(?m)^  ONGOING +workload +client +client#<n> exited with status <n> +1 seed, first seed 1, 1 in the baseline$`,
 		`(?m)^  RESOLVED +property +client +property "alpha" failed in client#<n>: details \{"x":<n>\} +none now, 2 in the baseline$`,
 		`(?m)^a new or regressed finding fails the sweep \(exit status 1\); ongoing ones do not$`,
 	} {
