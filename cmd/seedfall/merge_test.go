@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The tests here run the seedfall command (the test binary, which
@@ -149,6 +150,24 @@ func TestShardsMergeToTheSweep(t *testing.T) {
 			mergedJSON := mustSF(t, 1, dir, "merge", "-json", filepath.Join(res, "shards"))
 			if normWall(mergedJSON) != normWall(wholeJSONOut) {
 				t.Errorf("merge -json prints\n%s\nthe whole sweep\n%s", mergedJSON, wholeJSONOut)
+			}
+			// merge -out keeps the union as one results directory, which
+			// merges to the same again, with every failing seed's schedule.
+			mustSF(t, 1, dir, "merge", filepath.Join(res, "shards"), "-out", filepath.Join(res, "union"))
+			if again := mustSF(t, 1, dir, "merge", filepath.Join(res, "union")); normWall(again) != normWall(whole) {
+				t.Errorf("merge of merge -out prints\n%s\nthe whole sweep\n%s", again, whole)
+			}
+			failed := 0
+			for _, r := range wholeJSON {
+				if !r.Passed {
+					failed++
+					if _, err := os.Stat(filepath.Join(res, "union", resultsSchedulesDir, fmt.Sprintf("seed-%d.faults.json", r.Seed))); err != nil {
+						t.Errorf("merge -out: %v", err)
+					}
+				}
+			}
+			if failed == 0 {
+				t.Errorf("no seed of the sweep failed")
 			}
 			a, _ := os.ReadFile(filepath.Join(res, "whole.html"))
 			b, _ := os.ReadFile(filepath.Join(res, "merged.html"))
@@ -288,5 +307,39 @@ func TestResultsDeterministic(t *testing.T) {
 	}
 	if lines[0] != lines[1] || strings.Count(lines[0], "\n") != 2 {
 		t.Errorf("two runs of seeds 3-4 wrote\n%s\nand\n%s", lines[0], lines[1])
+	}
+}
+
+// A sweep killed (SIGKILL) while it writes leaves a directory whose whole
+// lines merge, and merge says how much of it there is.
+func TestMergeKilledRun(t *testing.T) {
+	dir, out := copyExample(t), filepath.Join(t.TempDir(), "killed")
+	cmd := exec.Command("seedfall", "run", "-c", "kvlog/seedfall.json", "-seeds", "1-100000000", "-parallel", "1", "-out", out)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SEEDFALL_CACHE="+sharedCache)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		b, _ := os.ReadFile(filepath.Join(out, resultsLinesFile))
+		if bytes.Count(b, []byte("\n")) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no 3 seeds in results.jsonl in 2 minutes")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	stdout, stderr, code := sf(t, dir, "merge", "-json", out)
+	if code != 2 {
+		t.Errorf("exit status %d, want 2", code)
+	}
+	n := len(jsonLines(t, stdout))
+	if want := fmt.Sprintf("seedfall merge: %s is incomplete: %d of 100000000 seeds\n", out, n); n < 3 || !strings.Contains(stderr, want) {
+		t.Errorf("merged %d seeds; stderr\n%s\nsays nothing like %q", n, stderr, want)
 	}
 }

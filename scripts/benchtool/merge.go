@@ -33,7 +33,7 @@ func PrintMergeFigures(cache string, rounds int) {
 	synth := filepath.Join(dir, "synth")
 	failing := synthesize(real, synth, 8)
 
-	fmt.Printf("\n%-40s %9s %9s\n", fmt.Sprintf("merge, %d seeds (%d failing) in 8 shards", mergeSeeds, failing), "fastest", "slowest")
+	fmt.Printf("\n%-44s %9s %9s\n", fmt.Sprintf("merge, %d seeds (%d failing) in 8 shards", mergeSeeds, failing), "fastest", "slowest")
 	for _, way := range []struct {
 		name string
 		args []string
@@ -57,7 +57,7 @@ func PrintMergeFigures(cache string, rounds int) {
 		per := func(d time.Duration) string {
 			return fmt.Sprintf("%.0fms", float64(d.Milliseconds())*10_000/mergeSeeds)
 		}
-		fmt.Printf("%-40s %9s %9s\n", way.name, per(took[0]), per(took[len(took)-1]))
+		fmt.Printf("%-44s %9s %9s\n", way.name, per(took[0]), per(took[len(took)-1]))
 	}
 	fmt.Println("ms per 10,000 seeds: the whole command, start-up included.")
 }
