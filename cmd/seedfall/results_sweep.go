@@ -47,11 +47,9 @@ type sweepOutput struct {
 	passed, failed int
 	failedSeeds    seedTally
 	wallNs         int64 // the runs' real time, summed
-	pinned         int
 	pinnedFailing  int
 	cov            *coverage
 	rep            *sweepReport
-	world          worldIdentity
 	junit          *junitSuite // nil without -junit
 	junitPath      string
 	base           *baseline   // nil without -baseline
@@ -62,7 +60,7 @@ type sweepOutput struct {
 // newSweepOutput prepares a sweep's output; what ra asks for, past the
 // printing, is added by the caller (out, base).
 func newSweepOutput(stdout, stderr io.Writer, asJSON bool, size int, cov *coverage, rep *sweepReport, world worldIdentity, ra *resultsArgs) *sweepOutput {
-	o := &sweepOutput{stdout: stdout, stderr: stderr, asJSON: asJSON, size: size, cov: cov, rep: rep, world: world}
+	o := &sweepOutput{stdout: stdout, stderr: stderr, asJSON: asJSON, size: size, cov: cov, rep: rep}
 	if *ra.junit != "" {
 		o.junit, o.junitPath = &junitSuite{name: world.Name}, *ra.junit
 	}
@@ -108,7 +106,6 @@ func (o *sweepOutput) seed(oc *seedOutcome) {
 // pinnedRun adds a pinned regression's replay, which the caller printed
 // (printPinned).
 func (o *sweepOutput) pinnedRun(rec pinnedRecord, res *engine.Result) {
-	o.pinned++
 	if !res.Passed {
 		o.pinnedFailing++
 		o.findings.add(res.Class, res.Node, res.Reason, res.Seed, true)
