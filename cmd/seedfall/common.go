@@ -323,6 +323,24 @@ func failureLines(res *engine.Result, n int) []trace.Line {
 
 // printVerdict prints one seed's outcome for a person.
 func (s *session) printVerdict(w io.Writer, res *engine.Result, replay string) {
+	printVerdictWith(w, res, replay, s.historyShown(res, replay))
+}
+
+// historyShown is the page of res's history that is not linearizable, as a
+// verdict with a replay command names it, or "".
+func (s *session) historyShown(res *engine.Result, replay string) string {
+	if replay != "" && res.History != nil && len(res.History.HTML) > 0 {
+		if _, err := os.Stat(s.historyPath(res.Seed)); err == nil {
+			return displayPath(s.historyPath(res.Seed))
+		}
+	}
+	return ""
+}
+
+// printVerdictWith prints one seed's outcome for a person, with the
+// command that replays it and the page of its history that is not
+// linearizable, when they are not "".
+func printVerdictWith(w io.Writer, res *engine.Result, replay, history string) {
 	if res.Passed {
 		fmt.Fprintf(w, "PASS seed %d at t=%s (%s; %d scheduler steps, %s real)\n", res.Seed, simTime(res.SimNs), res.Reason, res.Steps, wallTime(res.WallNs))
 		return
@@ -334,10 +352,8 @@ func (s *session) printVerdict(w io.Writer, res *engine.Result, replay string) {
 	}
 	if replay != "" {
 		fmt.Fprintf(w, "  replay: %s\n", replay)
-		if res.History != nil && len(res.History.HTML) > 0 {
-			if _, err := os.Stat(s.historyPath(res.Seed)); err == nil {
-				fmt.Fprintf(w, "  history: %s (open it in a browser)\n", displayPath(s.historyPath(res.Seed)))
-			}
+		if history != "" {
+			fmt.Fprintf(w, "  history: %s (open it in a browser)\n", history)
 		}
 	}
 }
@@ -375,11 +391,16 @@ func newJSONResult(res *engine.Result, schedule string) jsonResult {
 		History: res.History, Properties: res.Properties}
 }
 
-func writeJSON(w io.Writer, res *engine.Result, schedule string) {
+// jsonLine is a seed's run -json object.
+func jsonLine(res *engine.Result, schedule string) []byte {
 	r := newJSONResult(res, schedule)
 	r.Seedfall = seedfallVersion()
 	b, _ := json.Marshal(r)
-	fmt.Fprintf(w, "%s\n", b)
+	return b
+}
+
+func writeJSON(w io.Writer, res *engine.Result, schedule string) {
+	fmt.Fprintf(w, "%s\n", jsonLine(res, schedule))
 }
 
 // flagSet reports whether the flag was given on the command line.
