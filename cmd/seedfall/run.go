@@ -20,6 +20,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	parallel := fs.Int("parallel", defaultParallel(), "worlds run at once (one per core; a world never spreads over cores)")
 	asJSON := fs.Bool("json", false, "print one JSON object per seed")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of seedfall itself to this file")
+	gprof := guestProfileFlag(fs) // guestprofile.go
 	reportPath := fs.String("report", "", "write an HTML report of the sweep to this file")
 	withPinned := fs.Bool("pinned", true, "replay the regressions pinned next to the config (seedfall pin) before the seeds")
 	cov := coverageFlags(fs) // coverage.go
@@ -37,6 +38,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if err := gprof.open(); err != nil {
+		return err
+	}
+	defer gprof.write(stderr)
 	list := engine.OneSeed(*seed)
 	if *seeds != "" {
 		var err error
@@ -88,7 +93,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if list.Len() > 1 {
 		logp = startLogProgress(stderr) // logprogress.go: when stderr is not a terminal
 	}
-	ran, runErr := s.sweep(ctx, list, *parallel, nil, func(res *engine.Result) {
+	ran, runErr := s.sweep(ctx, list, *parallel, gprof.runOptions(), func(res *engine.Result) {
 		defer func() { logp.seeds(passed+failed, list.Len(), failed) }()
 		cov.add(res)
 		schedule, replay := "", s.replayCommand(res.Seed)
