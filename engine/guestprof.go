@@ -34,7 +34,9 @@ import (
 //   - calls: how many times the stack's leaf was entered. For guest
 //     functions that is what the call-counting copy counts (preempt.go,
 //     cpu.go), loop iterations aside: the calls that virtual CPU time and
-//     preemption are measured in. For host functions, the host calls.
+//     preemption are measured in (and the first call of each instance,
+//     which asks for the first count). For host functions, the host
+//     calls; for "[seedfall: instantiate]", the instances.
 //
 // Call stacks are Go's, not WebAssembly's: Go's wasm port unwinds the wasm
 // stack whenever it switches goroutines, and its wasm_pc_f_loop then calls
@@ -364,6 +366,7 @@ func (r *gpRun) instance(ctx context.Context, program string) (context.Context, 
 	in := &gpInstance{r: r, root: root, saved: map[uint64]*gpFrame{}}
 	r.tick()
 	r.cur = root.child(gpInstantiate)
+	r.cur.calls++
 	return context.WithValue(ctx, gpKey{}, in), in
 }
 

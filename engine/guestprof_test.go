@@ -56,6 +56,30 @@ func TestGuestProfileKeepsTheDigest(t *testing.T) {
 		}
 		profiles = append(profiles, gp)
 	}
+	// Its calls are the calls the engine counts: every guest function's
+	// entries, but for each instance's first, which asks for the first
+	// count.
+	counted, err := p.pctCalls(ctx) // seed 1, as kvlog runs it
+	if err != nil {
+		t.Fatal(err)
+	}
+	for program, root := range profiles[0].roots {
+		var entries int64
+		var walk func(n *gpNode)
+		walk = func(n *gpNode) {
+			if n.guest {
+				entries += n.calls
+			}
+			for _, k := range n.kids {
+				walk(k)
+			}
+		}
+		walk(root)
+		instances := root.kids[gpInstantiate.name].calls
+		if got := entries - instances; got != int64(counted[program]) || instances == 0 {
+			t.Errorf("%s: %d calls in %d instances, but the engine counted %d", program, entries, instances, counted[program])
+		}
+	}
 	calls, wall := profileStacks(profiles[0])
 	again, _ := profileStacks(profiles[1])
 	if !maps.Equal(calls, again) {

@@ -189,6 +189,12 @@ type node struct {
 
 // Run runs one seed of the prepared world to its verdict.
 func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
+	if opt.GuestProfile != nil {
+		// Compiled before the run, whose wall time it is not.
+		if err := p.profiledModules(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return p.run(ctx, opt, nil)
 }
 
@@ -312,9 +318,6 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		r.s.At(int64(opt.StopAt), func() { r.finish(fmt.Sprintf("stopped at %v to inspect", opt.StopAt)) })
 	}
 	if opt.GuestProfile != nil {
-		if err := p.profiledModules(ctx); err != nil {
-			return nil, err
-		}
 		r.gprof = opt.GuestProfile.newRun()
 	}
 	for _, n := range r.nodes {
