@@ -20,9 +20,9 @@ import (
 // left. Each run keeps a call tree per program; at the end of the run it
 // is added to the profile.
 //
-// Two values per call stack:
+// Per call stack:
 //
-//   - wall: nanoseconds of host wall time with that stack on top (self
+//   - measured: nanoseconds of host wall time with that stack on top (self
 //     time). Only one process of a world runs at a time (the baton), so
 //     the run has one clock: the time between two events of the run is
 //     charged to the stack the run was in after the first. A node blocked
@@ -31,6 +31,8 @@ import (
 //     Time before a program's first guest function is
 //     "[seedfall: instantiate]", time after its instance ended is
 //     "[seedfall: exit]".
+//   - wall: measured less the listeners' own cost, which every stretch of
+//     time between two events carries (overhead).
 //   - calls: how many times the stack's leaf was entered. For guest
 //     functions that is what the call-counting copy counts (preempt.go,
 //     cpu.go), loop iterations aside: the calls that virtual CPU time and
