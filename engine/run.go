@@ -54,6 +54,9 @@ type RunOptions struct {
 	// State fills Result.State with the world as the run ends (at StopAt,
 	// for seedfall debug).
 	State bool
+	// GuestProfile, if set, hears where the run's guest time goes
+	// (guestprof.go). The run's trace and digest are the same without it.
+	GuestProfile *GuestProfile
 }
 
 // Result is what one run of one seed gives.
@@ -119,6 +122,8 @@ type runner struct {
 
 	// calls is set in pct's calibration run, which fills it (pctauto.go).
 	calls map[string]uint64
+
+	gprof *gpRun // with RunOptions.GuestProfile (guestprof.go)
 }
 
 // family is one group of fault kinds: crashes here, others in files of
@@ -184,6 +189,12 @@ type node struct {
 
 // Run runs one seed of the prepared world to its verdict.
 func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
+	if opt.GuestProfile != nil {
+		// Compiled before the run, whose wall time it is not.
+		if err := p.profiledModules(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return p.run(ctx, opt, nil)
 }
 
@@ -306,6 +317,9 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		// Stopped to look, not finished: no check of the run so far.
 		r.s.At(int64(opt.StopAt), func() { r.finish(fmt.Sprintf("stopped at %v to inspect", opt.StopAt)) })
 	}
+	if opt.GuestProfile != nil {
+		r.gprof = opt.GuestProfile.newRun()
+	}
 	for _, n := range r.nodes {
 		if n.prog.Role != world.RoleFinally {
 			r.start(n)
@@ -346,6 +360,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		state = r.state()
 	}
 	r.s.Shutdown()
+	r.gprof.finish()
 	for _, f := range families {
 		if f.end != nil {
 			f.end(r)
@@ -519,16 +534,18 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 	g := &memGuard{limit: uint64(r.w.MemoryLimitOf(n.prog.Program))}
 	g.onRefuse = func() { r.event(n, refusedText(g)) }
 	n.mem = g
-	rt, compiled, err := r.p.e.module(r.ctx, prog)
+	rt, compiled, err := r.p.e.moduleAs(r.ctx, prog, r.gprof != nil)
 	if err != nil {
 		r.exited(n, 0, err)
 		return
 	}
 	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), g.allocator(prog.mem))
+	ctx, gin := r.gprof.instance(ctx, n.prog.Name)
 	// Anonymous: every instance is named the same, so nothing in a trap
 	// message depends on how many instances the process made before.
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_start")
 	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
+	gin.end()
 	stopped := wp.Overdue() || ictx.Err() != nil
 	if mod != nil {
 		mod.Close(ctx)

@@ -14,9 +14,14 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 	cfg := worldFlags(fs)
 	sa := seedFlags(fs, "replay")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	gprof := guestProfileFlag(fs) // guestprofile.go
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := gprof.open(); err != nil {
+		return err
+	}
+	defer gprof.write(stderr)
 	ctx := context.Background()
 	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
@@ -24,7 +29,7 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer s.close()
 	seed := sa.seed
-	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch})
+	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch, GuestProfile: gprof.profile()})
 	if err != nil {
 		return err
 	}

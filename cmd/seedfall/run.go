@@ -21,6 +21,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	parallel := fs.Int("parallel", defaultParallel(), "worlds run at once (one per core; a world never spreads over cores)")
 	asJSON := fs.Bool("json", false, "print one JSON object per seed")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of seedfall itself to this file")
+	gprof := guestProfileFlag(fs) // guestprofile.go
 	reportPath := fs.String("report", "", "write an HTML report of the sweep to this file")
 	withPinned := fs.Bool("pinned", true, "replay the regressions pinned next to the config (seedfall pin) before the seeds")
 	cov := coverageFlags(fs) // coverage.go
@@ -40,6 +41,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if err := gprof.open(); err != nil {
+		return err
+	}
+	defer gprof.write(stderr)
 	list := engine.OneSeed(*seed)
 	if *seeds != "" {
 		var err error
@@ -128,7 +133,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if size > 1 {
 		logp = startLogProgress(stderr) // logprogress.go: when stderr is not a terminal
 	}
-	ran, runErr := s.sweepSeq(ctx, sh.seeds(list), *parallel, nil, func(res *engine.Result) {
+	ran, runErr := s.sweepSeq(ctx, sh.seeds(list), *parallel, gprof.runOptions(), func(res *engine.Result) {
 		defer func() { logp.seeds(o.passed+o.failed, size, o.failed) }()
 		oc := &seedOutcome{res: res, replay: s.replayCommand(res.Seed)}
 		if !res.Passed {
