@@ -85,24 +85,26 @@ func (m Mutant) String() string {
 // Describe says what the mutant does, for people: "every fsync of a file
 // succeeds and makes nothing durable".
 func (m Mutant) Describe() string {
-	every := "every"
-	if m.OneIn > 1 {
-		every = fmt.Sprintf("one in %d, drawn per call,", m.OneIn)
+	which := func(noun string) string {
+		if m.OneIn > 1 {
+			return fmt.Sprintf("one %s in %d, drawn per call,", noun, m.OneIn)
+		}
+		return "every " + noun
 	}
 	switch m.Kind {
 	case MutantFsync:
-		return every + " fsync of a file succeeds and makes nothing durable"
+		return which("fsync of a file") + " succeeds and makes nothing durable"
 	case MutantFdatasync:
-		return every + " fdatasync succeeds and makes nothing durable"
+		return which("fdatasync") + " succeeds and makes nothing durable"
 	case MutantDirsync:
-		return every + " fsync of a directory succeeds and makes none of its entries durable"
+		return which("fsync of a directory") + " succeeds and makes none of its entries durable"
 	case MutantOsync:
-		return every + " write through O_SYNC or O_DSYNC returns before it is durable"
+		return which("write through O_SYNC or O_DSYNC") + " returns before it is durable"
 	case MutantRename:
 		if m.OneIn > 1 {
-			every = fmt.Sprintf("one in %d, drawn per rename,", m.OneIn)
+			return fmt.Sprintf("one rename in %d still pending at a crash, drawn per rename, is kept in half: both names, or neither", m.OneIn)
 		}
-		return every + " rename still pending at a crash is kept in half: both names, or neither"
+		return "every rename still pending at a crash is kept in half: both names, or neither"
 	}
 	return "no mutant"
 }

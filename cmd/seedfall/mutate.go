@@ -235,7 +235,7 @@ func (s *session) printMutant(w io.Writer, m engine.Mutant, o mutantOutcome, tot
 	name := fmt.Sprintf("%-10s", m.String())
 	switch o.Verdict {
 	case mutantKilled:
-		fmt.Fprintf(w, "%s killed by seed %d (the %s of the %d seeds it reaches; %s weakened)\n", name, o.Seed, ordinal(o.Runs), o.Seeds, plural(int(o.Weakened), "call"))
+		fmt.Fprintf(w, "%s killed by seed %d (the %s of the %d seeds it reaches; %s)\n", name, o.Seed, ordinal(o.Runs), o.Seeds, weakenedText(m, o.Weakened))
 		fmt.Fprintf(w, "  %s: %s\n", o.Class, o.Reason)
 		for _, l := range failureLines(o.res, 4) {
 			fmt.Fprintf(w, "  %s\n", l.String())
@@ -243,10 +243,10 @@ func (s *session) printMutant(w io.Writer, m engine.Mutant, o mutantOutcome, tot
 		fmt.Fprintf(w, "  replay: %s\n", o.Replay)
 	case mutantSurvived:
 		if o.Weakened == 0 {
-			fmt.Fprintf(w, "%s survived %s without weakening a call: its draws spared every call these seeds reach; try more seeds or a smaller K\n", name, plural(o.Seeds, "seed"))
+			fmt.Fprintf(w, "%s survived the %s it reaches without taking effect: its draws spared every call; try more seeds or a smaller K\n", name, plural(o.Seeds, "seed"))
 			return
 		}
-		fmt.Fprintf(w, "%s survived %s: the workload did not notice that %s (%s weakened)\n", name, plural(o.Seeds, "seed"), m.Describe(), plural(int(o.Weakened), "call"))
+		fmt.Fprintf(w, "%s survived the %s it reaches: the workload did not notice that %s (%s)\n", name, plural(o.Seeds, "seed"), m.Describe(), weakenedText(m, o.Weakened))
 	default:
 		fmt.Fprintf(w, "%s not reached in %s: %s\n", name, plural(total, "seed"), s.unreachedWhy(m))
 	}
@@ -316,6 +316,15 @@ func (a *seedArgs) readMutant() error {
 // it weakened.
 func printMutantLine(w io.Writer, res *engine.Result) {
 	if res.Mutant.Kind != "" {
-		fmt.Fprintf(w, "mutant %s: %s; %s weakened\n", res.Mutant, res.Mutant.Describe(), plural(int(res.Weakened), "call"))
+		fmt.Fprintf(w, "mutant %s: %s; %s\n", res.Mutant, res.Mutant.Describe(), weakenedText(res.Mutant, res.Weakened))
 	}
+}
+
+// weakenedText says how much a mutant weakened: "12 calls weakened", "3
+// renames torn".
+func weakenedText(m engine.Mutant, n uint64) string {
+	if m.Kind == engine.MutantRename {
+		return plural(int(n), "rename") + " torn"
+	}
+	return plural(int(n), "call") + " weakened"
 }
