@@ -109,7 +109,7 @@ func (m Mutant) Describe() string {
 	return "no mutant"
 }
 
-// Verb says what the mutant did to one call, for the trace.
+// verb says what the mutant did to one call, for the trace.
 func (m Mutant) verb() string {
 	if m.Kind == MutantOsync {
 		return "not made durable"
