@@ -183,10 +183,10 @@ func parseMutants(spec string) ([]engine.Mutant, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-mutants: %v", err)
 		}
-		if seen[m.Kind] {
-			return nil, fmt.Errorf("-mutants: %s named twice; name each mutant once", m.Kind)
+		if seen[m.String()] {
+			return nil, fmt.Errorf("-mutants: %s named twice; name each mutant once", m)
 		}
-		seen[m.Kind] = true
+		seen[m.String()] = true
 		out = append(out, m)
 	}
 	if len(out) == 0 {

@@ -24,7 +24,7 @@ const (
 	kindConn
 	kindListener
 	kindUDP
-	kindFsync // an fsync in flight (fsync.go)
+	kindWait // an fsync or msync in flight (fsync.go)
 )
 
 type fdEntry struct {
@@ -43,7 +43,7 @@ type fdEntry struct {
 	conn     *netsim.Conn
 	lis      *netsim.Listener
 	udp      *netsim.UDPConn
-	fsync    *fsyncOp
+	wait     *waitOp
 }
 
 // WASI file types.
@@ -209,18 +209,11 @@ func syncFd(ctx context.Context, m api.Module, s []uint64, kind disk.SyncKind) e
 	}
 	switch e.kind {
 	case kindFile, kindDir:
-		if e.readonly {
-			return 0
-		}
-		// A slow fsync holds up the whole node: a wasip1 guest runs every
+		// A program that calls fd_sync itself (a prebuilt module, or
+		// one built without the fsync overlay) waits here, and a slow
+		// fsync holds up the whole node: a wasip1 guest runs every
 		// goroutine on one thread.
-		if p.SyncDelay != nil {
-			if d := p.SyncDelay(); d > 0 {
-				until := p.Now() + d
-				p.block(ctx, m, func() int64 { return until })
-			}
-		}
-		return e.h.SyncAs(kind)
+		return p.await(ctx, m, p.startFsync(e, kind))
 	case kindStdout, kindStderr, kindStdin:
 		return errno.EINVAL
 	}
