@@ -57,6 +57,8 @@ type RunOptions struct {
 	// GuestProfile, if set, hears where the run's guest time goes
 	// (guestprof.go). The run's trace and digest are the same without it.
 	GuestProfile *GuestProfile
+	// Mutant, if set, weakens one durability guarantee (mutant.go).
+	Mutant Mutant
 }
 
 // Result is what one run of one seed gives.
@@ -77,6 +79,13 @@ type Result struct {
 	History  *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
 
 	Properties []Property // sim properties this run reached or its programs declare (properties.go)
+
+	// Mutant is RunOptions.Mutant, and Weakened how many calls and
+	// renames it weakened. Reach counts what any mutant could have
+	// weakened, with or without one (mutant.go).
+	Mutant   Mutant
+	Weakened uint64
+	Reach    disk.Reach
 }
 
 type runner struct {
@@ -112,6 +121,9 @@ type runner struct {
 	diskf *diskRun // disk faults' per-run state (diskfaults.go)
 	netf  *netRun  // network faults' per-run state (netfaults.go)
 	nodef *nodeRun // pauses, slowdowns and clocks (nodefaults.go)
+
+	mutant Mutant     // RunOptions.Mutant
+	mut    *mutantRun // its state, when set (mutant.go)
 
 	bug   *buggifyRun    // sim.Buggify sites (buggify.go)
 	pre   *preemptRun    // preemption inside nodes (preempt.go); nil under strategy none
@@ -208,7 +220,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		w = calibrationWorld(w)
 	}
 	r := &runner{
-		p: p, w: w, seed: opt.Seed, ctx: ctx, calls: calls,
+		p: p, w: w, seed: opt.Seed, ctx: ctx, calls: calls, mutant: opt.Mutant,
 		s:        sched.New(rng.New(opt.Seed, "sched", -1)),
 		tr:       trace.New(),
 		netR:     rng.New(opt.Seed, "net", -1),

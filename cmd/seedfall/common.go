@@ -383,12 +383,16 @@ type jsonResult struct {
 	// digest is the same on any machine for the same version. Lines of
 	// run -json and replay -json carry it.
 	Seedfall string `json:"seedfall,omitempty"`
+	// Mutant is the mutant the seed ran under (replay -mutant), and
+	// Weakened how many calls it weakened.
+	Mutant   string `json:"mutant,omitempty"`
+	Weakened uint64 `json:"weakened,omitempty"`
 }
 
 func newJSONResult(res *engine.Result, schedule string) jsonResult {
 	return jsonResult{Seed: res.Seed, Passed: res.Passed, Class: res.Class, Reason: res.Reason, Node: res.Node,
 		SimNs: res.SimNs, WallNs: res.WallNs, Steps: res.Steps, Digest: res.Digest, Faults: len(res.Schedule.Faults), Schedule: schedule,
-		History: res.History, Properties: res.Properties}
+		History: res.History, Properties: res.Properties, Mutant: res.Mutant.String(), Weakened: res.Weakened}
 }
 
 // jsonLine is a seed's run -json object.
@@ -425,6 +429,8 @@ type seedArgs struct {
 	verb   string // "replay", "debug": for the message when -seed is missing
 	seed   *uint64
 	faults *string
+	mutant *string       // -mutant, for the commands withMutant gives it (mutate.go)
+	mut    engine.Mutant // -mutant as read by open
 }
 
 func seedFlags(fs *flag.FlagSet, verb string) *seedArgs {
@@ -439,8 +445,16 @@ func (a *seedArgs) open(ctx context.Context, wa *worldArgs, stderr io.Writer) (s
 	if !flagSet(a.fs, "seed") {
 		return nil, nil, "", fmt.Errorf("say which seed to %s: -seed N", a.verb)
 	}
+	if err := a.readMutant(); err != nil {
+		return nil, nil, "", err
+	}
 	if s, err = open(ctx, wa, stderr); err != nil {
 		return nil, nil, "", err
+	}
+	if a.mut.Kind != "" && *a.faults == "" {
+		// A seed's saved schedule is from a run without the mutant: the
+		// seed draws its own faults, as seedfall mutate ran it.
+		return s, nil, "", nil
 	}
 	if sch, from, err = s.loadSchedule(*a.faults, *a.seed); err != nil {
 		s.close()
