@@ -3,6 +3,7 @@ package pauseoverlay
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,7 +83,6 @@ func main() {
 
 const initMainOut = "main: args=a,b sum=332833500 k7=49\n"
 
-
 // host is a wazero runtime with WASI and the overlay's host module for prog.
 type host struct {
 	ctx  context.Context
@@ -139,5 +139,147 @@ func TestPauseBeforeMain(t *testing.T) {
 	}
 	if got, want := out.String(), "init: built 1000\n"+initMainOut; got != want {
 		t.Fatalf("cold boot printed %q, want %q", got, want)
+	}
+}
+
+// bootToSnapshot boots the module until it pauses before main and copies it.
+func (h *host) bootToSnapshot(t testing.TB, cfg wazero.ModuleConfig) *Snapshot {
+	t.Helper()
+	ctx := WithControl(h.ctx, pauseOnce())
+	m, paused, err := h.prog.Start(ctx, h.r, cfg)
+	if err != nil || !paused {
+		t.Fatalf("boot: paused %v, err %v", paused, err)
+	}
+	defer m.Close(ctx)
+	s, err := h.prog.Take(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// runRestored restores s under cfg (copy-on-write from cow if not nil) and
+// runs it to its exit; it returns what it printed.
+func (h *host) runRestored(t testing.TB, s *Snapshot, cow *COW, cfg wazero.ModuleConfig) string {
+	t.Helper()
+	var out bytes.Buffer
+	ctx := h.ctx
+	if cow != nil {
+		ctx = WithCOW(ctx, cow)
+	}
+	m, err := h.prog.Restore(ctx, h.r, s, cfg.WithStdout(&out).WithStderr(&out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	if code, ok := Exited(Resume(ctx, m)); !ok || code != 0 {
+		t.Fatalf("restored instance did not exit 0 (%d, %v)\n%s", code, ok, out.String())
+	}
+	return out.String()
+}
+
+func TestSnapshotRestore(t *testing.T) {
+	h := newHost(t, build(t, Options{}, map[string]string{"main.go": initMain}))
+	var out bytes.Buffer
+	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog", "a", "b")
+	s := h.bootToSnapshot(t, cfg.WithStdout(&out))
+	if out.String() != "init: built 1000\n" {
+		t.Fatalf("boot printed %q", out.String())
+	}
+	if len(s.Memory) == 0 || len(s.Globals) < len(guest.GoGlobals) {
+		t.Fatalf("snapshot of %d bytes and %d globals", len(s.Memory), len(s.Globals))
+	}
+	// Each copy runs main as the booted instance would have: init's work is
+	// in its memory, and init's output is not printed again.
+	for i := 0; i < 3; i++ {
+		if got := h.runRestored(t, s, nil, cfg); got != initMainOut {
+			t.Fatalf("restore %d printed %q, want %q", i, got, initMainOut)
+		}
+	}
+	cow, err := NewCOW(s, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cow.Close()
+	for i := 0; i < 3; i++ { // the second and third reuse a freed memory
+		if got := h.runRestored(t, s, cow, cfg); got != initMainOut {
+			t.Fatalf("copy-on-write restore %d printed %q, want %q", i, got, initMainOut)
+		}
+	}
+	// The arguments were read during init: they are the snapshot's, whatever
+	// the new instance is given.
+	if got := h.runRestored(t, s, nil, cfg.WithArgs("prog", "other")); got != initMainOut {
+		t.Fatalf("restored with other arguments: %q, want the snapshot's %q", got, initMainOut)
+	}
+}
+
+// orderMain prints the order in which it meets the keys of a map made in
+// main, and the choices of a select between two ready channels: both come
+// from the runtime's random state.
+const orderMain = `package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+var fromInit = map[int]bool{}
+
+func init() {
+	for i := 0; i < 64; i++ {
+		fromInit[i] = true
+	}
+}
+
+func main() {
+	m := map[int]bool{}
+	for i := 0; i < 64; i++ {
+		m[i] = true
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, strconv.Itoa(k))
+	}
+	a, b := make(chan int, 64), make(chan int, 64)
+	for i := 0; i < 64; i++ {
+		a <- 1
+		b <- 2
+	}
+	sel := make([]byte, 0, 64)
+	for i := 0; i < 64; i++ {
+		select {
+		case <-a:
+			sel = append(sel, 'a')
+		case <-b:
+			sel = append(sel, 'b')
+		}
+	}
+	fmt.Println(strings.Join(keys[:16], " "), string(sel))
+}
+`
+
+// stream is a reader of random bytes from seed.
+func stream(seed uint64) *rand.ChaCha8 {
+	var s [32]byte
+	s[0], s[1] = byte(seed), byte(seed>>8)
+	return rand.NewChaCha8(s)
+}
+
+func TestReseedAfterRestore(t *testing.T) {
+	h := newHost(t, build(t, Options{}, map[string]string{"main.go": orderMain}))
+	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog")
+	s := h.bootToSnapshot(t, cfg.WithRandSource(stream(0)))
+	// Each restore reads its own stream when it is resumed.
+	got := map[string]uint64{}
+	for seed := uint64(1); seed <= 4; seed++ {
+		out := h.runRestored(t, s, nil, cfg.WithRandSource(stream(seed)))
+		if again := h.runRestored(t, s, nil, cfg.WithRandSource(stream(seed))); again != out {
+			t.Fatalf("two restores with stream %d differ:\n%s%s", seed, out, again)
+		}
+		if prev, dup := got[out]; dup {
+			t.Fatalf("streams %d and %d gave the same map order and select choices:\n%s", prev, seed, out)
+		}
+		got[out] = seed
 	}
 }
