@@ -10,18 +10,21 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 )
 
-// COW is a snapshot's memory in an unlinked file in /dev/shm (tmpfs), mapped copy-on-write into every
-// instance restored from it: a restore maps the file instead of copying
-// it, and an instance pays a page fault (and a 4 KiB copy) only for each
-// page it reads or writes. It is an experimental.MemoryAllocator whose
-// memories are reused: freeing one maps the file over it again, which drops
-// the pages the instance dirtied.
+// COW is a snapshot's memory in an unlinked file in /dev/shm (tmpfs),
+// mapped copy-on-write into every instance restored from it: a restore maps
+// the file instead of copying it, and an instance pays a page fault (and a
+// 4 KiB copy when it writes) only for each page it touches. It is an
+// experimental.MemoryAllocator whose memories are reused, and Program.Reset
+// puts an instance's memory back to the snapshot in place: both drop the
+// pages the instance dirtied (madvise MADV_DONTNEED, after which a private
+// file mapping reads the file again and anonymous pages read zero).
 type COW struct {
 	snap *Snapshot
 	file *os.File
 
 	mu   sync.Mutex
 	free []*cowMemory
+	live map[*byte]*cowMemory // by base address
 }
 
 // reserve is the address space set aside per memory: wasm32's 4 GiB.
@@ -46,7 +49,7 @@ func NewCOW(s *Snapshot, dir string) (*COW, error) {
 		f.Close()
 		return nil, fmt.Errorf("pause: writing the snapshot to %s: %v", f.Name(), err)
 	}
-	return &COW{snap: s, file: f}, nil
+	return &COW{snap: s, file: f, live: map[*byte]*cowMemory{}}, nil
 }
 
 // Allocate implements experimental.MemoryAllocator.
@@ -55,23 +58,34 @@ func (c *COW) Allocate(capacity, max uint64) experimental.LinearMemory {
 		return nil
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if n := len(c.free); n > 0 {
 		m := c.free[n-1]
 		c.free = c.free[:n-1]
-		c.mu.Unlock()
+		c.live[&m.buf[0]] = m
 		return m
 	}
-	c.mu.Unlock()
 	buf, err := syscall.Mmap(-1, 0, reserve, syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
 	if err != nil {
 		return nil
 	}
 	m := &cowMemory{buf: buf, c: c}
-	if err := m.mapSnapshot(); err != nil {
-		syscall.Munmap(buf)
-		return nil
+	if n := len(c.snap.Memory); n > 0 {
+		if err := mmapFixed(buf[:n], int(c.file.Fd()), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE); err != nil {
+			syscall.Munmap(buf)
+			return nil
+		}
 	}
+	m.used = uint64(len(c.snap.Memory))
+	c.live[&buf[0]] = m
 	return m
+}
+
+// memory returns the memory of c that starts at base, if it is one.
+func (c *COW) memory(base *byte) *cowMemory {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.live[base]
 }
 
 // Close releases the memfd and the pooled memories.
@@ -91,18 +105,10 @@ type cowMemory struct {
 	c    *COW
 }
 
-// mapSnapshot maps the snapshot privately over the start of the
-// reservation, dropping whatever was there; the rest stays inaccessible
-// until Reallocate.
-func (m *cowMemory) mapSnapshot() error {
-	n := len(m.c.snap.Memory)
-	if n > 0 {
-		if err := mmapFixed(m.buf[:n], int(m.c.file.Fd()), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE); err != nil {
-			return err
-		}
-	}
-	m.used = uint64(n)
-	return nil
+// reset drops every page the instance touched: the snapshot's part reads
+// the file again, the rest reads zero.
+func (m *cowMemory) reset() error {
+	return syscall.Madvise(m.buf[:m.used], syscall.MADV_DONTNEED)
 }
 
 func (m *cowMemory) Reallocate(size uint64) []byte {
@@ -120,22 +126,17 @@ func (m *cowMemory) Reallocate(size uint64) []byte {
 }
 
 func (m *cowMemory) Free() {
-	snap := uint64(len(m.c.snap.Memory))
-	if m.used > snap {
-		// Back to inaccessible, never-touched pages.
-		tail := m.buf[snap:m.used]
-		if err := mmapFixed(tail, -1, syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE); err != nil {
-			syscall.Munmap(m.buf)
-			return
-		}
-	}
-	if err := m.mapSnapshot(); err != nil {
+	c := m.c
+	c.mu.Lock()
+	delete(c.live, &m.buf[0])
+	c.mu.Unlock()
+	if err := m.reset(); err != nil {
 		syscall.Munmap(m.buf)
 		return
 	}
-	m.c.mu.Lock()
-	m.c.free = append(m.c.free, m)
-	m.c.mu.Unlock()
+	c.mu.Lock()
+	c.free = append(c.free, m)
+	c.mu.Unlock()
 }
 
 // mmapFixed maps fd from offset 0 (or anonymous memory, fd -1) over b.

@@ -21,3 +21,9 @@ func (c *COW) Allocate(capacity, max uint64) experimental.LinearMemory { return 
 
 // Close does nothing.
 func (c *COW) Close() error { return nil }
+
+type cowMemory struct{}
+
+func (c *COW) memory(base *byte) *cowMemory { return nil }
+
+func (m *cowMemory) reset() error { return nil }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
 )
 
 // Control is what the host answers to the overlay's calls, for the
@@ -86,6 +87,16 @@ func Instantiate(ctx context.Context, r wazero.Runtime, mods ...wazero.CompiledM
 	}
 	_, err := b.Instantiate(ctx)
 	return err
+}
+
+// ProcExit exports to b, a builder of wasi_snapshot_preview1 to which the
+// other functions were exported (wasi_snapshot_preview1.NewFunctionExporter),
+// a proc_exit that stops the guest with a *sys.ExitError without closing its
+// module, as wazero's does: the instance can then be Reset and reused.
+func ProcExit(b wazero.HostModuleBuilder) {
+	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, s []uint64) {
+		panic(sys.NewExitError(uint32(s[0])))
+	}), []api.ValueType{api.ValueTypeI32}, nil).WithParameterNames("rval").Export("proc_exit")
 }
 
 // Subscription is one WASI poll_oneoff subscription.

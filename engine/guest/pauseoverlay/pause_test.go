@@ -3,11 +3,13 @@ package pauseoverlay
 import (
 	"bytes"
 	"context"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -52,12 +54,16 @@ func build(t testing.TB, opts Options, files map[string]string) []byte {
 	return wasm
 }
 
-// initMain does visible work in package init and prints from main.
-const initMain = `package main
+// testMain does visible work in package init. Run with "order", main
+// prints the order in which it meets the keys of a map it makes and the
+// choices of a select between two ready channels, which both come from the
+// runtime's random state; otherwise, its arguments and a sum over init's map.
+const testMain = `package main
 
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -73,29 +79,74 @@ func build() map[string]int {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "order" {
+		order()
+		return
+	}
 	sum := 0
 	for _, v := range table {
 		sum += v
 	}
 	fmt.Printf("main: args=%s sum=%d k7=%d\n", strings.Join(os.Args[1:], ","), sum, table["k7"])
 }
+
+func order() {
+	m := map[int]bool{}
+	for i := 0; i < 64; i++ {
+		m[i] = true
+	}
+	var keys []string
+	for k := range m {
+		keys = append(keys, strconv.Itoa(k))
+	}
+	a, b := make(chan int, 64), make(chan int, 64)
+	for i := 0; i < 64; i++ {
+		a <- 1
+		b <- 2
+	}
+	sel := make([]byte, 0, 64)
+	for i := 0; i < 64; i++ {
+		select {
+		case <-a:
+			sel = append(sel, 'a')
+		case <-b:
+			sel = append(sel, 'b')
+		}
+	}
+	fmt.Println(strings.Join(keys[:16], " "), string(sel))
+}
 `
 
 const initMainOut = "main: args=a,b sum=332833500 k7=49\n"
 
-// host is a wazero runtime with WASI and the overlay's host module for prog.
+// host is a wazero runtime with WASI (its proc_exit ProcExit's) and the
+// overlay's host module for prog.
 type host struct {
 	ctx  context.Context
 	r    wazero.Runtime
 	prog *Program
 }
 
+var (
+	hostsMu sync.Mutex
+	hosts   = map[string]*host{} // by module, shared by the tests: compiling takes seconds
+)
+
 func newHost(t testing.TB, wasm []byte) *host {
 	t.Helper()
+	hostsMu.Lock()
+	defer hostsMu.Unlock()
+	if h, ok := hosts[string(wasm)]; ok {
+		return h
+	}
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
-	t.Cleanup(func() { r.Close(ctx) })
-	wasi_snapshot_preview1.MustInstantiate(ctx, r)
+	b := r.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
+	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
+	ProcExit(b)
+	if _, err := b.Instantiate(ctx); err != nil {
+		t.Fatal(err)
+	}
 	prog, err := Compile(ctx, r, wasm)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +154,9 @@ func newHost(t testing.TB, wasm []byte) *host {
 	if err := Instantiate(ctx, r, prog.Module); err != nil {
 		t.Fatal(err)
 	}
-	return &host{ctx: ctx, r: r, prog: prog}
+	h := &host{ctx: ctx, r: r, prog: prog}
+	hosts[string(wasm)] = h
+	return h
 }
 
 // pauseOnce answers snapshot_point with true the first time only.
@@ -113,13 +166,13 @@ func pauseOnce() *Control {
 }
 
 func TestPauseBeforeMain(t *testing.T) {
-	h := newHost(t, build(t, Options{}, map[string]string{"main.go": initMain}))
+	h := newHost(t, build(t, Options{}, map[string]string{"main.go": testMain}))
 	var out bytes.Buffer
 	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog", "a", "b").WithStdout(&out).WithStderr(&out)
 	ctx := WithControl(h.ctx, pauseOnce())
-	m, paused, err := h.prog.Start(ctx, h.r, cfg)
-	if err != nil || !paused {
-		t.Fatalf("_start did not return at the pause (err %v)\n%s", err, out.String())
+	m, err := h.prog.Start(ctx, h.r, cfg)
+	if err != nil {
+		t.Fatalf("_start did not return at the pause: %v\n%s", err, out.String())
 	}
 	if got := out.String(); got != "init: built 1000\n" {
 		t.Fatalf("at the pause the guest printed %q, want only its init's line", got)
@@ -128,15 +181,18 @@ func TestPauseBeforeMain(t *testing.T) {
 	if code, ok := Exited(err); !ok || code != 0 {
 		t.Fatalf("resume: %v, want exit 0\n%s", err, out.String())
 	}
+	m.Close(ctx)
 	if got, want := out.String(), "init: built 1000\n"+initMainOut; got != want {
 		t.Fatalf("after the resume: %q, want %q", got, want)
 	}
 
 	// Without a pause the same module runs as any Go program.
 	out.Reset()
-	if _, paused, err := h.prog.Start(h.ctx, h.r, cfg); err != nil || paused {
-		t.Fatalf("cold boot: paused %v, err %v; want an exit with status 0", paused, err)
+	m, err = h.prog.Start(h.ctx, h.r, cfg)
+	if code, ok := Exited(err); !ok || code != 0 {
+		t.Fatalf("cold boot: %v; want an exit with status 0", err)
 	}
+	m.Close(h.ctx)
 	if got, want := out.String(), "init: built 1000\n"+initMainOut; got != want {
 		t.Fatalf("cold boot printed %q, want %q", got, want)
 	}
@@ -146,9 +202,9 @@ func TestPauseBeforeMain(t *testing.T) {
 func (h *host) bootToSnapshot(t testing.TB, cfg wazero.ModuleConfig) *Snapshot {
 	t.Helper()
 	ctx := WithControl(h.ctx, pauseOnce())
-	m, paused, err := h.prog.Start(ctx, h.r, cfg)
-	if err != nil || !paused {
-		t.Fatalf("boot: paused %v, err %v", paused, err)
+	m, err := h.prog.Start(ctx, h.r, cfg)
+	if err != nil {
+		t.Fatalf("boot did not pause: %v", err)
 	}
 	defer m.Close(ctx)
 	s, err := h.prog.Take(m)
@@ -179,7 +235,7 @@ func (h *host) runRestored(t testing.TB, s *Snapshot, cow *COW, cfg wazero.Modul
 }
 
 func TestSnapshotRestore(t *testing.T) {
-	h := newHost(t, build(t, Options{}, map[string]string{"main.go": initMain}))
+	h := newHost(t, build(t, Options{}, map[string]string{"main.go": testMain}))
 	var out bytes.Buffer
 	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog", "a", "b")
 	s := h.bootToSnapshot(t, cfg.WithStdout(&out))
@@ -213,52 +269,6 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 }
 
-// orderMain prints the order in which it meets the keys of a map made in
-// main, and the choices of a select between two ready channels: both come
-// from the runtime's random state.
-const orderMain = `package main
-
-import (
-	"fmt"
-	"strconv"
-	"strings"
-)
-
-var fromInit = map[int]bool{}
-
-func init() {
-	for i := 0; i < 64; i++ {
-		fromInit[i] = true
-	}
-}
-
-func main() {
-	m := map[int]bool{}
-	for i := 0; i < 64; i++ {
-		m[i] = true
-	}
-	var keys []string
-	for k := range m {
-		keys = append(keys, strconv.Itoa(k))
-	}
-	a, b := make(chan int, 64), make(chan int, 64)
-	for i := 0; i < 64; i++ {
-		a <- 1
-		b <- 2
-	}
-	sel := make([]byte, 0, 64)
-	for i := 0; i < 64; i++ {
-		select {
-		case <-a:
-			sel = append(sel, 'a')
-		case <-b:
-			sel = append(sel, 'b')
-		}
-	}
-	fmt.Println(strings.Join(keys[:16], " "), string(sel))
-}
-`
-
 // stream is a reader of random bytes from seed.
 func stream(seed uint64) *rand.ChaCha8 {
 	var s [32]byte
@@ -267,9 +277,9 @@ func stream(seed uint64) *rand.ChaCha8 {
 }
 
 func TestReseedAfterRestore(t *testing.T) {
-	h := newHost(t, build(t, Options{}, map[string]string{"main.go": orderMain}))
-	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog")
-	s := h.bootToSnapshot(t, cfg.WithRandSource(stream(0)))
+	h := newHost(t, build(t, Options{}, map[string]string{"main.go": testMain}))
+	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog", "order")
+	s := h.bootToSnapshot(t, cfg.WithRandSource(stream(0)).WithStdout(io.Discard))
 	// Each restore reads its own stream when it is resumed.
 	got := map[string]uint64{}
 	for seed := uint64(1); seed <= 4; seed++ {
@@ -281,5 +291,35 @@ func TestReseedAfterRestore(t *testing.T) {
 			t.Fatalf("streams %d and %d gave the same map order and select choices:\n%s", prev, seed, out)
 		}
 		got[out] = seed
+	}
+}
+
+// A live instance, stopped by its exit, is put back to the snapshot in
+// place and runs main again: a restart without a new instance.
+func TestResetReusesInstance(t *testing.T) {
+	h := newHost(t, build(t, Options{}, map[string]string{"main.go": testMain}))
+	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog", "a", "b")
+	s := h.bootToSnapshot(t, cfg.WithStdout(io.Discard))
+	cow, err := NewCOW(s, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cow.Close()
+	for _, ctx := range []context.Context{h.ctx, WithCOW(h.ctx, cow)} {
+		var out bytes.Buffer
+		m, err := h.prog.Restore(ctx, h.r, s, cfg.WithStdout(&out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 3; i++ {
+			if code, ok := Exited(Resume(ctx, m)); !ok || code != 0 || out.String() != initMainOut {
+				t.Fatalf("run %d on one instance: exit %d (%v), printed %q, want %q", i, code, ok, out.String(), initMainOut)
+			}
+			out.Reset()
+			if err := h.prog.Reset(ctx, m, s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m.Close(ctx)
 	}
 }

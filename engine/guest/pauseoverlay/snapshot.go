@@ -49,15 +49,18 @@ func Compile(ctx context.Context, r wazero.Runtime, wasm []byte) (*Program, erro
 	return &Program{Module: boot, Bare: restore, Globals: globals}, nil
 }
 
-// Start instantiates p.Module with cfg, which runs _start, until the guest
-// pauses (paused is true and m is live) or exits (m is closed, and err is
-// nil for exit status 0, as wazero reports it, else the *sys.ExitError).
-func (p *Program) Start(ctx context.Context, r wazero.Runtime, cfg wazero.ModuleConfig) (m api.Module, paused bool, err error) {
-	m, err = r.InstantiateModule(ctx, p.Module, cfg)
+// Start instantiates p.Module with cfg (its start functions are dropped)
+// and calls _start, until the guest pauses (err is nil) or stops: err is
+// then the *sys.ExitError of its exit (see Exited), or whatever else
+// stopped it. m is returned either way, unless instantiation failed:
+// wazero's proc_exit closes it, ProcExit's does not.
+func (p *Program) Start(ctx context.Context, r wazero.Runtime, cfg wazero.ModuleConfig) (m api.Module, err error) {
+	m, err = r.InstantiateModule(ctx, p.Module, cfg.WithStartFunctions())
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return m, !m.IsClosed(), nil
+	_, err = m.ExportedFunction("_start").Call(ctx)
+	return m, err
 }
 
 // Snapshot is a paused guest: a copy of its linear memory and of the values
@@ -105,6 +108,17 @@ func (p *Program) Restore(ctx context.Context, r wazero.Runtime, s *Snapshot, cf
 	return m, nil
 }
 
+// Reset puts m, a live instance of p (paused, or stopped by an error from a
+// host function; not closed), back to s in place: a restart that costs no
+// new instance. Resume runs it on. A memory larger than s's keeps its size,
+// the pages past the snapshot zeroed (Go reads the memory's size only
+// during init, and takes new pages from memory.grow as zeroed). Under a
+// context from WithCOW, a memory of that COW is reset by dropping the pages
+// the instance touched; any other memory is copied over.
+func (p *Program) Reset(ctx context.Context, m api.Module, s *Snapshot) error {
+	return p.load(ctx, m, s)
+}
+
 func (p *Program) load(ctx context.Context, m api.Module, s *Snapshot) error {
 	mem := m.Memory()
 	if mem == nil {
@@ -115,16 +129,25 @@ func (p *Program) load(ctx context.Context, m api.Module, s *Snapshot) error {
 		if _, ok := mem.Grow((size - have) / 65536); !ok {
 			return fmt.Errorf("pause: cannot grow the memory from %d to %d bytes", have, size)
 		}
-	} else if have > size {
-		return fmt.Errorf("pause: the new instance's memory (%d bytes) is larger than the snapshot's (%d)", have, size)
 	}
-	if !cowLoaded(ctx, s) {
-		buf, ok := mem.Read(0, size)
-		if !ok {
-			return errors.New("pause: cannot write the memory")
+	buf, ok := mem.Read(0, mem.Size())
+	if !ok || len(buf) == 0 {
+		return errors.New("pause: cannot write the memory")
+	}
+	if c, ok := ctx.Value(cowKey{}).(*COW); ok && c.snap == s {
+		if cm := c.memory(&buf[0]); cm != nil {
+			if err := cm.reset(); err != nil {
+				return fmt.Errorf("pause: resetting the memory: %v", err)
+			}
+			return p.setGlobals(m, s)
 		}
-		copy(buf, s.Memory)
 	}
+	copy(buf, s.Memory)
+	clear(buf[size:])
+	return p.setGlobals(m, s)
+}
+
+func (p *Program) setGlobals(m api.Module, s *Snapshot) error {
 	for i, name := range p.Globals {
 		g, ok := m.ExportedGlobal(name).(api.MutableGlobal)
 		if !ok {
@@ -154,12 +177,6 @@ func Exited(err error) (uint32, bool) {
 		return e.ExitCode(), true
 	}
 	return 0, false
-}
-
-// cowLoaded reports whether ctx carries the allocator of a COW image of s.
-func cowLoaded(ctx context.Context, s *Snapshot) bool {
-	a, ok := ctx.Value(cowKey{}).(*COW)
-	return ok && a.snap == s
 }
 
 type cowKey struct{}
