@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -39,11 +41,17 @@ func control(ctx context.Context) *Control {
 // ENOSYS is WASI's errno for a function the host does not implement.
 const ENOSYS = 52
 
+// HostFunc is a function of the "seedfall" host module.
+type HostFunc struct {
+	Fn              api.GoModuleFunc
+	Params, Results []api.ValueType
+}
+
 // Instantiate registers the "seedfall" host module in r: snapshot_point and
-// idle, and for every other function that one of mods imports from
-// "seedfall" (the net overlay's, say) a stub that returns ENOSYS, enough
-// for a guest to boot and fail cleanly if it calls one.
-func Instantiate(ctx context.Context, r wazero.Runtime, mods ...wazero.CompiledModule) error {
+// idle, the functions of extra, and for every other function that one of
+// mods imports from "seedfall" (the net overlay's, say) a stub that returns
+// ENOSYS, enough for a guest to boot and fail cleanly if it calls one.
+func Instantiate(ctx context.Context, r wazero.Runtime, extra map[string]HostFunc, mods ...wazero.CompiledModule) error {
 	b := r.NewHostModuleBuilder("seedfall")
 	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, s []uint64) {
 		s[0] = 0
@@ -67,6 +75,11 @@ func Instantiate(ctx context.Context, r wazero.Runtime, mods ...wazero.CompiledM
 		}
 	}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI32}).Export("idle")
 	done := map[string]bool{"snapshot_point": true, "idle": true}
+	for _, name := range slices.Sorted(maps.Keys(extra)) {
+		f := extra[name]
+		b.NewFunctionBuilder().WithGoModuleFunction(f.Fn, f.Params, f.Results).Export(name)
+		done[name] = true
+	}
 	for _, cm := range mods {
 		for _, f := range cm.ImportedFunctions() {
 			mod, name, _ := f.Import()

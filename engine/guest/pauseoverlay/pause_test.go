@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -28,9 +29,10 @@ func goroot(t testing.TB) string {
 	return strings.TrimSpace(string(out))
 }
 
-// build builds a main package of the given files with the overlay, through
+// build builds a main package of the given files with the overlay (and the
+// others, keyed by GOROOT-relative path, that extra returns), through
 // seedfall's shared cache, and exports what a pausing host needs.
-func build(t testing.TB, opts Options, files map[string]string) []byte {
+func build(t testing.TB, opts Options, files map[string]string, extra ...func(goroot string) (map[string][]byte, error)) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	files["go.mod"] = "module example.com/pausing\n\ngo 1.21\n"
@@ -42,6 +44,13 @@ func build(t testing.TB, opts Options, files map[string]string) []byte {
 	ovl, err := Files(goroot(t), opts)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range extra {
+		more, err := f(goroot(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		maps.Copy(ovl, more)
 	}
 	art, err := (&guest.Builder{}).Build(context.Background(), guest.Request{Node: "pausing", Pkg: dir, Overlay: ovl})
 	if err != nil {
@@ -151,7 +160,7 @@ func newHost(t testing.TB, wasm []byte) *host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Instantiate(ctx, r, prog.Module); err != nil {
+	if err := Instantiate(ctx, r, nil, prog.Module); err != nil {
 		t.Fatal(err)
 	}
 	h := &host{ctx: ctx, r: r, prog: prog}
