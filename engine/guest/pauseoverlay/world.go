@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -40,6 +41,8 @@ type World struct {
 	// hand-off to a scheduler would). Only for a world of one guest.
 	Block   bool
 	HandOff func(wake int64)
+	// Seed seeds each guest's random_get stream, with its index.
+	Seed uint64
 	// PauseAtMain answers snapshot_point: guests pause before main.main,
 	// where Spawn returns them, to be copied (Program.Take).
 	PauseAtMain bool
@@ -65,6 +68,7 @@ type Proc struct {
 	waitSince int64
 	fds       map[int32]any // *sock or *fsyncOp
 	nextFd    int32
+	random    *rand.ChaCha8
 }
 
 type sock struct {
@@ -97,6 +101,9 @@ const never = math.MaxInt64
 // monoBase keeps the monotonic clock from zero, which Go's runtime refuses.
 const monoBase = 1e9
 
+// epoch is the wall clock at time 0: 2025-01-01T00:00:00Z.
+const epoch = 1735689600 * 1e9
+
 // NewWorld returns an empty world at time 0.
 func NewWorld() *World {
 	return &World{Latency: 1e6, FsyncDelay: 5e6, listeners: map[uint32]*sock{}, ports: 40000}
@@ -109,11 +116,22 @@ func procOf(ctx context.Context) *Proc {
 	return p
 }
 
+// SpawnReset puts m, a live instance of prog, back to s (Program.Reset:
+// under a context from WithCOW, in place) and runs it in the world as
+// SpawnFrom does: a restart that makes no new instance.
+func (w *World) SpawnReset(ctx context.Context, prog *Program, s *Snapshot, m api.Module, addr, name string) (*Proc, error) {
+	p, _ := w.newProc(ctx, wazero.NewModuleConfig(), addr, name)
+	if err := prog.Reset(p.ctx, m, s); err != nil {
+		return nil, err
+	}
+	return w.started(p, m, Resume(p.ctx, m)), nil
+}
+
 // Spawn starts a guest of prog (a module compiled into a runtime prepared
 // by InstallWorldHost) at the world's current time, with address addr
 // ("10.0.0.1") and args, and runs it until it first pauses or exits. cfg
-// may carry other settings (a random source, say); its clocks, output,
-// arguments and name are the world's.
+// may carry other settings; its name and arguments are the world's, and
+// the world's host serves its clocks, random stream and output.
 func (w *World) Spawn(ctx context.Context, r wazero.Runtime, prog *Program, cfg wazero.ModuleConfig, addr string, args ...string) (*Proc, error) {
 	p, cfg := w.newProc(ctx, cfg, addr, args[0])
 	m, err := prog.Start(p.ctx, r, cfg.WithArgs(args...))
@@ -148,10 +166,11 @@ func (w *World) newProc(ctx context.Context, cfg wazero.ModuleConfig, addr, name
 			return true
 		},
 	}), procKey{}, p)
-	cfg = cfg.WithName("").
-		WithNanotime(func() int64 { return monoBase + w.Now }, 1).
-		WithWalltime(func() (int64, int32) { return 1735689600 + w.Now/1e9, int32(w.Now % 1e9) }, 1)
-	return p, cfg
+	var seed [32]byte
+	le.PutUint64(seed[:], w.Seed)
+	le.PutUint64(seed[8:], uint64(len(w.procs)))
+	p.random = rand.NewChaCha8(seed)
+	return p, cfg.WithName("")
 }
 
 func (w *World) started(p *Proc, m api.Module, err error) *Proc {
@@ -279,6 +298,24 @@ func InstallWorldHost(ctx context.Context, r wazero.Runtime, mods ...wazero.Comp
 	b := r.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
 	ProcExit(b)
+	// The clocks and random stream are the world's and the guest's, found
+	// through the context of each call, not fixed in the instance: a reset
+	// instance starts in another world.
+	b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, m api.Module, s []uint64) {
+		p := procOf(ctx)
+		if p == nil {
+			s[0] = uint64(errno.ENOSYS)
+			return
+		}
+		t := monoBase + p.w.Now
+		if uint32(s[0]) == 0 { // realtime
+			t = epoch + p.w.Now
+		}
+		s[0] = 0
+		if !m.Memory().WriteUint64Le(uint32(s[2]), uint64(t)) {
+			s[0] = uint64(errno.EFAULT)
+		}
+	}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI64, api.ValueTypeI32}, i32s(1)).Export("clock_time_get")
 	for _, name := range slices.Sorted(maps.Keys(worldWASI)) {
 		f := worldWASI[name]
 		b.NewFunctionBuilder().WithGoModuleFunction(wrap(f.fn), i32s(f.params), i32s(1)).Export(name)
@@ -324,6 +361,14 @@ func wrap(f func(p *Proc, mem api.Memory, a []uint32) errno.Errno) api.GoModuleF
 var le = binary.LittleEndian
 
 var worldWASI = map[string]worldFunc{
+	"random_get": {2, func(p *Proc, mem api.Memory, a []uint32) errno.Errno {
+		b, ok := mem.Read(a[0], a[1])
+		if !ok {
+			return errno.EFAULT
+		}
+		p.random.Read(b)
+		return 0
+	}},
 	"poll_oneoff":   {4, pollOneoff},
 	"fd_read":       {4, fdRead},
 	"fd_write":      {4, fdWrite},

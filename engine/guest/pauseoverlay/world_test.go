@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 
 	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
 	"github.com/seedfall/seedfall/engine/guest/netoverlay"
@@ -187,17 +188,22 @@ func TestIdleSleeper(t *testing.T) {
 func TestIdleNetworkWorld(t *testing.T) {
 	ctx, r, prog := worldHost(t, buildWorld(t))
 	guests := [][]string{{"server", "server"}, {"c1", "client", "c1"}, {"c2", "client", "c2"}}
-	// run runs the world, each guest booted or, from snaps, restored.
-	run := func(snaps map[string]*Snapshot) string {
+	// run runs the world, each guest booted or, from snaps, restored: into
+	// the instances of reuse if there are, else new ones. It keeps the
+	// instances in reuse.
+	run := func(snaps map[string]*Snapshot, reuse map[string]api.Module) string {
 		w := NewWorld()
 		var procs []*Proc
 		for i, args := range guests {
 			addr := fmt.Sprintf("10.0.0.%d", i+1)
 			var p *Proc
 			var err error
-			if s := snaps[args[0]]; s != nil {
+			switch s, m := snaps[args[0]], reuse[args[0]]; {
+			case m != nil:
+				p, err = w.SpawnReset(ctx, prog, s, m, addr, args[0])
+			case s != nil:
 				p, err = w.SpawnFrom(ctx, r, prog, s, wazero.NewModuleConfig(), addr, args[0])
-			} else {
+			default:
 				p, err = w.Spawn(ctx, r, prog, wazero.NewModuleConfig(), addr, args...)
 			}
 			if err != nil {
@@ -209,14 +215,18 @@ func TestIdleNetworkWorld(t *testing.T) {
 		var b strings.Builder
 		for _, p := range procs {
 			fmt.Fprintf(&b, "== %s: exit %d, %d pauses\n%s", p.Name, p.Code, p.Pauses, p.Out.String())
-			p.M.Close(ctx)
+			if reuse != nil {
+				reuse[p.Name] = p.M
+			} else {
+				p.M.Close(ctx)
+			}
 		}
 		if err != nil {
 			t.Fatalf("%v\n%s", err, b.String())
 		}
 		return b.String()
 	}
-	got := run(nil)
+	got := run(nil, nil)
 	// With 1ms of latency each way: a connect completes in 2ms (the server
 	// accepts at 1ms); each exchange takes 2ms (hello answered at 4ms, bye
 	// sent at 14ms after a sleep of 10ms, answered at 16ms); a client
@@ -230,7 +240,7 @@ func TestIdleNetworkWorld(t *testing.T) {
 			t.Errorf("the world's output lacks %q", line)
 		}
 	}
-	if again := run(nil); again != got {
+	if again := run(nil, nil); again != got {
 		t.Fatalf("a second run printed differently:\n%s", again)
 	}
 
@@ -249,7 +259,17 @@ func TestIdleNetworkWorld(t *testing.T) {
 		}
 		p.M.Close(ctx)
 	}
-	if restored := run(snaps); restored != got {
+	if restored := run(snaps, nil); restored != got {
 		t.Fatalf("restored from snapshots, the world printed\n%s\nwant\n%s", restored, got)
+	}
+	// And the same instances, reset after they exited, twice.
+	reuse := map[string]api.Module{}
+	for i := 0; i < 3; i++ {
+		if again := run(snaps, reuse); again != got {
+			t.Fatalf("run %d of reset instances printed\n%s\nwant\n%s", i, again, got)
+		}
+	}
+	for _, m := range reuse {
+		m.Close(ctx)
 	}
 }
