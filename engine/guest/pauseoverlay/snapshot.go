@@ -159,14 +159,25 @@ func (p *Program) setGlobals(m api.Module, s *Snapshot) error {
 }
 
 // Resume runs a paused instance on until it pauses again (nil) or exits:
-// then the error is the *sys.ExitError, or whatever stopped it.
+// then the error is the *sys.ExitError, or whatever stopped it. It looks
+// the export up, which makes wazero set up a new call stack: a host that
+// resumes an instance many times calls the api.Function of ResumeFunc.
 func Resume(ctx context.Context, m api.Module) error {
+	f, err := ResumeFunc(m)
+	if err != nil {
+		return err
+	}
+	_, err = f.Call(ctx)
+	return err
+}
+
+// ResumeFunc returns m's guest.ResumeExport: calling it is Resume.
+func ResumeFunc(m api.Module) (api.Function, error) {
 	f := m.ExportedFunction(guest.ResumeExport)
 	if f == nil {
-		return errors.New("pause: the instance has no " + guest.ResumeExport + " export")
+		return nil, errors.New("pause: the instance has no " + guest.ResumeExport + " export")
 	}
-	_, err := f.Call(ctx)
-	return err
+	return f, nil
 }
 
 // Exited reports whether err, from Resume or from instantiating with

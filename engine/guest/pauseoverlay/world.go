@@ -69,7 +69,9 @@ type Proc struct {
 	fds       map[int32]any // *sock or *fsyncOp
 	nextFd    int32
 	random    *rand.ChaCha8
+	resumeFn  api.Function
 }
+
 
 type sock struct {
 	listener    bool
@@ -116,15 +118,21 @@ func procOf(ctx context.Context) *Proc {
 	return p
 }
 
-// SpawnReset puts m, a live instance of prog, back to s (Program.Reset:
-// under a context from WithCOW, in place) and runs it in the world as
-// SpawnFrom does: a restart that makes no new instance.
-func (w *World) SpawnReset(ctx context.Context, prog *Program, s *Snapshot, m api.Module, addr, name string) (*Proc, error) {
+// SpawnReset puts the instance of prev, an exited guest of prog (of this
+// world or another), back to s (Program.Reset: under a context from
+// WithCOW, in place) and runs it in the world as SpawnFrom does: a restart
+// that makes no new instance.
+func (w *World) SpawnReset(ctx context.Context, prog *Program, s *Snapshot, prev *Proc, addr, name string) (*Proc, error) {
+	if !prev.Exited {
+		return nil, fmt.Errorf("pause world: %s has not exited: its instance is in use", prev.Name)
+	}
 	p, _ := w.newProc(ctx, wazero.NewModuleConfig(), addr, name)
+	m := prev.M
+	p.M, p.resumeFn = m, prev.resumeFn
 	if err := prog.Reset(p.ctx, m, s); err != nil {
 		return nil, err
 	}
-	return w.started(p, m, Resume(p.ctx, m)), nil
+	return w.started(p, m, p.resume()), nil
 }
 
 // Spawn starts a guest of prog (a module compiled into a runtime prepared
@@ -138,6 +146,7 @@ func (w *World) Spawn(ctx context.Context, r wazero.Runtime, prog *Program, cfg 
 	if m == nil {
 		return nil, err
 	}
+	p.M = m
 	return w.started(p, m, err), nil
 }
 
@@ -150,7 +159,8 @@ func (w *World) SpawnFrom(ctx context.Context, r wazero.Runtime, prog *Program, 
 	if err != nil {
 		return nil, err
 	}
-	return w.started(p, m, Resume(p.ctx, m)), nil
+	p.M = m
+	return w.started(p, m, p.resume()), nil
 }
 
 func (w *World) newProc(ctx context.Context, cfg wazero.ModuleConfig, addr, name string) (*Proc, wazero.ModuleConfig) {
@@ -173,8 +183,21 @@ func (w *World) newProc(ctx context.Context, cfg wazero.ModuleConfig, addr, name
 	return p, cfg.WithName("")
 }
 
+// resume resumes p, through the api.Function looked up once per instance
+// (wazero makes a call stack for each).
+func (p *Proc) resume() error {
+	if p.resumeFn == nil {
+		f, err := ResumeFunc(p.M)
+		if err != nil {
+			return err
+		}
+		p.resumeFn = f
+	}
+	_, err := p.resumeFn.Call(p.ctx)
+	return err
+}
+
 func (w *World) started(p *Proc, m api.Module, err error) *Proc {
-	p.M = m
 	w.procs = append(w.procs, p)
 	p.settle(err)
 	return p
@@ -206,7 +229,7 @@ func (w *World) Run() error {
 			live++
 			if p.dueAt() <= w.Now {
 				p.waits = nil
-				p.settle(Resume(p.ctx, p.M))
+				p.settle(p.resume())
 				ran = true
 			}
 		}

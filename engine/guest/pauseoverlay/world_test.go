@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
 
 	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
 	"github.com/seedfall/seedfall/engine/guest/netoverlay"
@@ -191,16 +190,16 @@ func TestIdleNetworkWorld(t *testing.T) {
 	// run runs the world, each guest booted or, from snaps, restored: into
 	// the instances of reuse if there are, else new ones. It keeps the
 	// instances in reuse.
-	run := func(snaps map[string]*Snapshot, reuse map[string]api.Module) string {
+	run := func(snaps map[string]*Snapshot, reuse map[string]*Proc) string {
 		w := NewWorld()
 		var procs []*Proc
 		for i, args := range guests {
 			addr := fmt.Sprintf("10.0.0.%d", i+1)
 			var p *Proc
 			var err error
-			switch s, m := snaps[args[0]], reuse[args[0]]; {
-			case m != nil:
-				p, err = w.SpawnReset(ctx, prog, s, m, addr, args[0])
+			switch s, prev := snaps[args[0]], reuse[args[0]]; {
+			case prev != nil:
+				p, err = w.SpawnReset(ctx, prog, s, prev, addr, args[0])
 			case s != nil:
 				p, err = w.SpawnFrom(ctx, r, prog, s, wazero.NewModuleConfig(), addr, args[0])
 			default:
@@ -216,7 +215,7 @@ func TestIdleNetworkWorld(t *testing.T) {
 		for _, p := range procs {
 			fmt.Fprintf(&b, "== %s: exit %d, %d pauses\n%s", p.Name, p.Code, p.Pauses, p.Out.String())
 			if reuse != nil {
-				reuse[p.Name] = p.M
+				reuse[p.Name] = p
 			} else {
 				p.M.Close(ctx)
 			}
@@ -263,13 +262,13 @@ func TestIdleNetworkWorld(t *testing.T) {
 		t.Fatalf("restored from snapshots, the world printed\n%s\nwant\n%s", restored, got)
 	}
 	// And the same instances, reset after they exited, twice.
-	reuse := map[string]api.Module{}
+	reuse := map[string]*Proc{}
 	for i := 0; i < 3; i++ {
 		if again := run(snaps, reuse); again != got {
 			t.Fatalf("run %d of reset instances printed\n%s\nwant\n%s", i, again, got)
 		}
 	}
-	for _, m := range reuse {
-		m.Close(ctx)
+	for _, p := range reuse {
+		p.M.Close(ctx)
 	}
 }

@@ -10,7 +10,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -18,12 +17,13 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -41,18 +41,25 @@ import (
 var (
 	rounds = flag.Int("rounds", 5, "interleaved rounds")
 	n      = flag.Int("n", 200, "operations per variant and round")
-	only   = flag.String("only", "", `one part only: "restart" or "idle"`)
+	only   = flag.String("only", "", `one part only: "restart", "idle", or "world" (its second half)`)
 	root   = flag.String("root", ".", "the repository root")
+	prof   = flag.String("cpuprofile", "", "write a CPU profile of the host to this file")
 )
 
 func main() {
 	flag.Parse()
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	fmt.Printf("pause prototype, %s, %d cores, %s; %d rounds of %d\n", runtime.Version(), runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"), *rounds, *n)
 	if *only == "" || *only == "restart" {
 		restart("trivial node", build("scripts/benchtool/trivial/node", false), []string{"node"})
 		restart("kvlog server", build("examples/kvlog/server", true), []string{"server", "-ack", "before-sync", "-sync-every", "200ms"})
 	}
-	if *only == "" || *only == "idle" {
+	if *only == "" || *only == "idle" || *only == "world" {
 		idle()
 	}
 }
@@ -100,7 +107,7 @@ func newHost(wasm []byte, wasi func(wazero.HostModuleBuilder)) *host {
 	check(err)
 	prog, err := pauseoverlay.Compile(ctx, r, wasm)
 	check(err)
-	check(pauseoverlay.Instantiate(ctx, r, prog.Module))
+	check(pauseoverlay.Instantiate(ctx, r, nil, prog.Module))
 	return &host{ctx: ctx, r: r, prog: prog}
 }
 
@@ -180,23 +187,27 @@ func restart(name string, wasm []byte, args []string) {
 	}
 	toMain := make([][]float64, len(vs))
 	cycle := make([][]float64, len(vs))
+	cpu := make([][]float64, len(vs))
 	for round := 0; round < *rounds; round++ {
 		for i, v := range vs {
 			v.run() // warm
 			var a, b time.Duration
+			c0 := cpuTime()
 			for k := 0; k < *n; k++ {
 				x, y := v.run()
 				a += x
 				b += y
 			}
+			c := cpuTime() - c0
 			toMain[i] = append(toMain[i], float64(a.Microseconds())/float64(*n))
 			cycle[i] = append(cycle[i], float64(b.Microseconds())/float64(*n))
+			cpu[i] = append(cpu[i], float64(c.Microseconds())/float64(*n))
 		}
 	}
-	fmt.Printf("\n%s: restart to main.main (µs per instance, median and range of %d rounds)\n", name, *rounds)
-	fmt.Printf("  %-36s %20s %20s\n", "", "to main", "incl. close")
+	fmt.Printf("\n%s: restart to main.main, µs per instance (median and range of %d rounds)\n", name, *rounds)
+	fmt.Printf("  %-38s %18s %18s %18s\n", "", "wall, to main", "wall, incl. close", "CPU, incl. close")
 	for i, v := range vs {
-		fmt.Printf("  %-36s %20s %20s\n", v.name, spread(toMain[i]), spread(cycle[i]))
+		fmt.Printf("  %-38s %18s %18s %18s\n", v.name, spread(toMain[i]), spread(cycle[i]), spread(cpu[i]))
 	}
 	breakdown(h, snap, cfg, ctx, cowCtx)
 
@@ -344,7 +355,190 @@ func fail(format string, args ...any) {
 	os.Exit(1)
 }
 
-var _ = bytes.NewBuffer
-var _ = exec.Command
+// idle times a wait of an idle guest three ways, and a trivial 3-node world.
+func idle() {
+	ctx := context.Background()
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+	defer r.Close(ctx)
+	bench, err := pauseoverlay.Compile(ctx, r, build("scripts/experiments/pause/guest", false))
+	check(err)
+	trivial, err := pauseoverlay.Compile(ctx, r, build("scripts/benchtool/trivial/node", false))
+	check(err)
+	check(pauseoverlay.InstallWorldHost(ctx, r, bench.Module, trivial.Module))
 
-func idle() {}
+	// One guest that sleeps 1ms waits times: per wait, what the guest's
+	// timer and scheduler work and the host's way of waiting cost together.
+	if *only == "world" {
+		goto world
+	}
+	{
+		const waits = 2000
+		sched, back := make(chan int64), make(chan struct{})
+		var hw *pauseoverlay.World
+		go func() {
+			for wake := range sched {
+				hw.Now = wake
+				back <- struct{}{}
+			}
+		}()
+		sleeps := func(block, handOff bool, n int) func() time.Duration {
+			return func() time.Duration {
+				w := pauseoverlay.NewWorld()
+				w.Block = block
+				if handOff {
+					hw = w
+					w.HandOff = func(wake int64) { sched <- wake; <-back }
+				}
+				t0 := time.Now()
+				p, err := w.Spawn(ctx, r, bench, wazero.NewModuleConfig(), "10.0.0.1", "pausebench", "sleeps", strconv.Itoa(n))
+				check(err)
+				check(w.Run())
+				d := time.Since(t0)
+				if want := fmt.Sprintf("slept %d times in %v\n", n, time.Duration(n)*time.Millisecond); p.Code != 0 || (n > 0 && p.Out.String() != want) {
+					fail("sleeps: exit %d, printed %q, want %q", p.Code, p.Out.String(), want)
+				}
+				p.M.Close(ctx)
+				return d
+			}
+		}
+		type variant struct {
+			name       string
+			full, boot func() time.Duration
+		}
+		vs := []variant{
+			{"pause, resume from the world loop", sleeps(false, false, waits), sleeps(false, false, 0)},
+			{"block in poll_oneoff, clock moved there", sleeps(true, false, waits), sleeps(true, false, 0)},
+			{"block in poll_oneoff, hand-off to a goroutine", sleeps(true, true, waits), sleeps(true, true, 0)},
+		}
+		per := make([][]float64, len(vs))
+		perCPU := make([][]float64, len(vs))
+		for round := 0; round < *rounds; round++ {
+			for i, v := range vs {
+				c0 := cpuTime()
+				full := v.full()
+				c1 := cpuTime()
+				boot := v.boot()
+				c2 := cpuTime()
+				per[i] = append(per[i], float64((full-boot).Nanoseconds())/waits/1e3)
+				perCPU[i] = append(perCPU[i], float64(((c1-c0)-(c2-c1)).Nanoseconds())/waits/1e3)
+			}
+		}
+		fmt.Printf("\nan idle guest: one 1ms sleep of %d, µs each (median and range of %d rounds)\n", waits, *rounds)
+		fmt.Printf("  %-48s %18s %18s\n", "", "wall", "CPU")
+		for i, v := range vs {
+			fmt.Printf("  %-48s %18s %18s\n", v.name, spread1(per[i]), spread1(perCPU[i]))
+		}
+
+	}
+world:
+	// The trivial world of scripts/bench: 3 nodes that print and sleep 3
+	// times, with every wait a pause, per seed.
+	snapWorld := pauseoverlay.NewWorld()
+	snapWorld.PauseAtMain = true
+	p, err := snapWorld.Spawn(ctx, r, trivial, wazero.NewModuleConfig(), "10.0.0.9", "node")
+	check(err)
+	snap, err := trivial.Take(p.M)
+	check(err)
+	p.M.Close(ctx)
+	cow, err := pauseoverlay.NewCOW(snap, "")
+	check(err)
+	defer cow.Close()
+	cowCtx := pauseoverlay.WithCOW(ctx, cow)
+	poolCtx := experimental.WithMemoryAllocator(ctx, &pool{})
+	seed := uint64(0)
+	live := make([]*pauseoverlay.Proc, 3)
+	world := func(how string) func() time.Duration {
+		return func() time.Duration {
+			seed++
+			t0 := time.Now()
+			w := pauseoverlay.NewWorld()
+			w.Seed = seed
+			var procs []*pauseoverlay.Proc
+			for i := 0; i < 3; i++ {
+				addr := fmt.Sprintf("10.0.0.%d", i+1)
+				var p *pauseoverlay.Proc
+				var err error
+				switch how {
+				case "cold":
+					p, err = w.Spawn(poolCtx, r, trivial, wazero.NewModuleConfig(), addr, "node")
+				case "restore":
+					p, err = w.SpawnFrom(cowCtx, r, trivial, snap, wazero.NewModuleConfig(), addr, "node")
+				case "reset":
+					if live[i] == nil {
+						p, err = w.SpawnFrom(cowCtx, r, trivial, snap, wazero.NewModuleConfig(), addr, "node")
+					} else {
+						p, err = w.SpawnReset(cowCtx, trivial, snap, live[i], addr, "node")
+					}
+				}
+				check(err)
+				procs = append(procs, p)
+			}
+			check(w.Run())
+			d := time.Since(t0)
+			for i, p := range procs {
+				if p.Code != 0 || strings.Count(p.Out.String(), "tick") != 3 {
+					fail("trivial node %d: exit %d, printed %q", i, p.Code, p.Out.String())
+				}
+				if how == "reset" {
+					live[i] = p
+				} else {
+					p.M.Close(ctx)
+				}
+			}
+			return d
+		}
+	}
+	wvs := []struct {
+		name string
+		run  func() time.Duration
+	}{
+		{"cold boots (pooled memory)", world("cold")},
+		{"restored from a snapshot (copy-on-write)", world("restore")},
+		{"reset instances (copy-on-write)", world("reset")},
+	}
+	perSeed := make([][]float64, len(wvs))
+	cpuSeed := make([][]float64, len(wvs))
+	faults := make([][]float64, len(wvs))
+	for round := 0; round < *rounds; round++ {
+		for i, v := range wvs {
+			v.run()
+			var total time.Duration
+			c0, f0 := cpuTime(), minorFaults()
+			for k := 0; k < *n; k++ {
+				total += v.run()
+			}
+			c, f := cpuTime()-c0, minorFaults()-f0
+			perSeed[i] = append(perSeed[i], float64(total.Microseconds())/float64(*n))
+			cpuSeed[i] = append(cpuSeed[i], float64(c.Microseconds())/float64(*n))
+			faults[i] = append(faults[i], float64(f)/float64(*n))
+		}
+	}
+	fmt.Printf("\nthe trivial 3-node world in the toy World, one host goroutine: µs per seed (median and range of %d rounds)\n", *rounds)
+	fmt.Printf("  %-44s %18s %18s %14s %14s\n", "", "wall", "CPU", "seeds/CPU-s", "page faults")
+	for i, v := range wvs {
+		s := slices.Clone(cpuSeed[i])
+		slices.Sort(s)
+		fmt.Printf("  %-44s %18s %18s %14.0f %14s\n", v.name, spread(perSeed[i]), spread(cpuSeed[i]), 1e6/s[len(s)/2], spread(faults[i]))
+	}
+}
+
+// cpuTime is the CPU time the process has used, user and system, on all
+// its threads (the host's garbage collector included).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	check(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// minorFaults counts the process's minor page faults so far.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	check(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return ru.Minflt
+}
+
+func spread1(xs []float64) string {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return fmt.Sprintf("%.1f (%.1f-%.1f)", s[len(s)/2], s[0], s[len(s)-1])
+}
