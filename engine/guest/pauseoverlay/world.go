@@ -72,7 +72,6 @@ type Proc struct {
 	resumeFn  api.Function
 }
 
-
 type sock struct {
 	listener    bool
 	port        uint32
