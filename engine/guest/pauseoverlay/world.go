@@ -70,6 +70,7 @@ type Proc struct {
 	nextFd    int32
 	random    *rand.ChaCha8
 	resumeFn  api.Function
+	prog      *Program
 }
 
 type sock struct {
@@ -125,7 +126,7 @@ func (w *World) SpawnReset(ctx context.Context, prog *Program, s *Snapshot, prev
 	if !prev.Exited {
 		return nil, fmt.Errorf("pause world: %s has not exited: its instance is in use", prev.Name)
 	}
-	p, _ := w.newProc(ctx, wazero.NewModuleConfig(), addr, name)
+	p, _ := w.newProc(ctx, prog, wazero.NewModuleConfig(), addr, name)
 	m := prev.M
 	p.M, p.resumeFn = m, prev.resumeFn
 	if err := prog.Reset(p.ctx, m, s); err != nil {
@@ -140,7 +141,7 @@ func (w *World) SpawnReset(ctx context.Context, prog *Program, s *Snapshot, prev
 // may carry other settings; its name and arguments are the world's, and
 // the world's host serves its clocks, random stream and output.
 func (w *World) Spawn(ctx context.Context, r wazero.Runtime, prog *Program, cfg wazero.ModuleConfig, addr string, args ...string) (*Proc, error) {
-	p, cfg := w.newProc(ctx, cfg, addr, args[0])
+	p, cfg := w.newProc(ctx, prog, cfg, addr, args[0])
 	m, err := prog.Start(p.ctx, r, cfg.WithArgs(args...))
 	if m == nil {
 		return nil, err
@@ -153,7 +154,7 @@ func (w *World) Spawn(ctx context.Context, r wazero.Runtime, prog *Program, cfg 
 // main.main (the guest has the snapshot's arguments), and runs it until it
 // first pauses or exits. name is for messages.
 func (w *World) SpawnFrom(ctx context.Context, r wazero.Runtime, prog *Program, s *Snapshot, cfg wazero.ModuleConfig, addr, name string) (*Proc, error) {
-	p, cfg := w.newProc(ctx, cfg, addr, name)
+	p, cfg := w.newProc(ctx, prog, cfg, addr, name)
 	m, err := prog.Restore(p.ctx, r, s, cfg)
 	if err != nil {
 		return nil, err
@@ -162,8 +163,8 @@ func (w *World) SpawnFrom(ctx context.Context, r wazero.Runtime, prog *Program, 
 	return w.started(p, m, p.resume()), nil
 }
 
-func (w *World) newProc(ctx context.Context, cfg wazero.ModuleConfig, addr, name string) (*Proc, wazero.ModuleConfig) {
-	p := &Proc{Name: name, w: w, addr: addr, fds: map[int32]any{}, nextFd: 100}
+func (w *World) newProc(ctx context.Context, prog *Program, cfg wazero.ModuleConfig, addr, name string) (*Proc, wazero.ModuleConfig) {
+	p := &Proc{Name: name, w: w, addr: addr, fds: map[int32]any{}, nextFd: 100, prog: prog}
 	p.ctx = context.WithValue(WithControl(ctx, &Control{
 		SnapshotPoint: func(api.Module) bool { return w.PauseAtMain },
 		Idle: func(m api.Module, subs []Subscription) bool {
@@ -202,6 +203,68 @@ func (w *World) started(p *Proc, m api.Module, err error) *Proc {
 	return p
 }
 
+// Fork returns a copy of w at its current time, w stopped by RunUntil:
+// every live guest copied (Program.Take, then Program.Restore into a new
+// instance in r) and the host's state cloned: the clock, the sockets with
+// the data on its way, the fsyncs in flight, each guest's descriptors,
+// random stream, waits and output so far. Run on, the copy does what w
+// does from here: a checkpoint is exactly these.
+func (w *World) Fork(ctx context.Context, r wazero.Runtime) (*World, error) {
+	f := &World{Now: w.Now, Latency: w.Latency, FsyncDelay: w.FsyncDelay, Seed: w.Seed, PauseAtMain: w.PauseAtMain,
+		listeners: map[uint32]*sock{}, ports: w.ports}
+	socks := map[*sock]*sock{}
+	var clone func(s *sock) *sock
+	clone = func(s *sock) *sock {
+		if s == nil {
+			return nil
+		}
+		if c, ok := socks[s]; ok {
+			return c
+		}
+		c := new(sock)
+		*c = *s
+		socks[s] = c
+		c.in = slices.Clone(s.in) // the bytes are never written, only resliced
+		c.backlog = nil
+		for _, b := range s.backlog {
+			c.backlog = append(c.backlog, pending{b.at, clone(b.s)})
+		}
+		c.peer = clone(s.peer)
+		return c
+	}
+	for _, port := range slices.Sorted(maps.Keys(w.listeners)) {
+		f.listeners[port] = clone(w.listeners[port])
+	}
+	for _, p := range w.procs {
+		q, cfg := f.newProc(ctx, p.prog, wazero.NewModuleConfig(), p.addr, p.Name)
+		q.Out.Write(p.Out.Bytes())
+		q.Pauses, q.Exited, q.Code = p.Pauses, p.Exited, p.Code
+		q.waits, q.waitSince, q.nextFd = slices.Clone(p.waits), p.waitSince, p.nextFd
+		for _, fd := range slices.Sorted(maps.Keys(p.fds)) {
+			switch x := p.fds[fd].(type) {
+			case *sock:
+				q.fds[fd] = clone(x)
+			case *fsyncOp:
+				op := *x
+				q.fds[fd] = &op
+			}
+		}
+		stream := *p.random
+		q.random = &stream
+		if !p.Exited {
+			snap, err := p.prog.Take(p.M)
+			if err != nil {
+				return nil, err
+			}
+			if q.M, err = p.prog.Restore(q.ctx, r, snap, cfg); err != nil {
+				return nil, err
+			}
+		}
+		f.procs = append(f.procs, q)
+	}
+	return f, nil
+}
+
 // settle records how a call into the guest ended.
 func (p *Proc) settle(err error) {
 	if err == nil {
@@ -218,7 +281,11 @@ func (p *Proc) settle(err error) {
 
 // Run resumes due guests until every guest has exited. It fails when no
 // guest can ever be resumed (all wait for something that never comes).
-func (w *World) Run() error {
+func (w *World) Run() error { return w.RunUntil(never) }
+
+// RunUntil is Run that stops, every guest paused, when the next guest due
+// is due after time t. The world can then be forked.
+func (w *World) RunUntil(t int64) error {
 	for {
 		live, ran := 0, false
 		for _, p := range w.procs {
@@ -252,6 +319,9 @@ func (w *World) Run() error {
 				}
 			}
 			return fmt.Errorf("pause world: deadlock at %dns: %s wait for nothing that can come", w.Now, strings.Join(names, ", "))
+		}
+		if wake > t {
+			return nil
 		}
 		w.Now = wake
 	}

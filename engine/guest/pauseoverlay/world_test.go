@@ -272,3 +272,52 @@ func TestIdleNetworkWorld(t *testing.T) {
 		p.M.Close(ctx)
 	}
 }
+
+// The network world, stopped at a moment when every guest waits, forks:
+// the copy and the original, run on, each print what the world run
+// straight through prints.
+func TestIdleNetworkWorldFork(t *testing.T) {
+	ctx, r, prog := worldHost(t, buildWorld(t))
+	guests := [][]string{{"server", "server"}, {"c1", "client", "c1"}, {"c2", "client", "c2"}}
+	start := func() *World {
+		w := NewWorld()
+		for i, args := range guests {
+			if _, err := w.Spawn(ctx, r, prog, wazero.NewModuleConfig(), fmt.Sprintf("10.0.0.%d", i+1), args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return w
+	}
+	finish := func(w *World) string {
+		if err := w.Run(); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, p := range w.procs {
+			fmt.Fprintf(&b, "== %s: exit %d, %d pauses\n%s", p.Name, p.Code, p.Pauses, p.Out.String())
+			if p.M != nil {
+				p.M.Close(ctx)
+			}
+		}
+		return b.String()
+	}
+	want := finish(start())
+	// Before the first accept, with data on its way, mid-exchange, and
+	// after the clients closed.
+	for _, at := range []int64{500e3, 3e6, 15e6, 26500e3} {
+		w := start()
+		if err := w.RunUntil(at); err != nil {
+			t.Fatal(err)
+		}
+		f, err := w.Fork(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := finish(f); got != want {
+			t.Fatalf("forked at %dns, the copy printed\n%s\nwant\n%s", at, got, want)
+		}
+		if got := finish(w); got != want {
+			t.Fatalf("forked at %dns, the original printed\n%s\nwant\n%s", at, got, want)
+		}
+	}
+}
