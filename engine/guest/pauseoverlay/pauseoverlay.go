@@ -52,8 +52,21 @@
 //	(a resume with nothing due is harmless: the guest pauses again). Zero:
 //	it blocks in poll_oneoff as without the overlay.
 //
-// What the host must keep equal between a snapshot and its copies, and what
-// cannot be, is in scripts/experiments/pause/README.md.
+// # Host side
+//
+// Compile compiles a module twice (as built, and without data segments,
+// to restore into). Program.Start boots an instance; Program.Take copies a
+// paused one (memory and exported mutable globals); Program.Restore makes a
+// new instance from the copy and Program.Reset puts a live one back to it
+// in place; Resume runs either on. COW holds a snapshot in a tmpfs file
+// mapped copy-on-write into instances (Linux), so that a restore or reset
+// neither copies the memory nor keeps more of it than the instance
+// touches. World is a toy world that runs guests which pause when idle on
+// one host goroutine, and forks itself.
+//
+// What the host must keep equal between a snapshot and its copies, what
+// cannot be, and the measurements, are in
+// scripts/experiments/pause/README.md.
 package pauseoverlay
 
 import (
