@@ -18,6 +18,8 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/seedfall/seedfall/engine/guest"
+	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
+	"github.com/seedfall/seedfall/engine/guest/netoverlay"
 )
 
 func goroot(t testing.TB) string {
@@ -63,15 +65,19 @@ func build(t testing.TB, opts Options, files map[string]string, extra ...func(go
 	return wasm
 }
 
-// testMain does visible work in package init. Run with "order", main
-// prints the order in which it meets the keys of a map it makes and the
-// choices of a select between two ready channels, which both come from the
-// runtime's random state; otherwise, its arguments and a sum over init's map.
+// testMain is every test's guest, its part chosen by the first argument:
+// "order", "sleeper", "server", "client" (world_test.go), or anything else
+// for the default. Package init builds a map; unless the guest is one of
+// the world's, init also prints. "order" prints the order in which main
+// meets the keys of a map it makes and the choices of a select between
+// two ready channels, which both come from the runtime's random state. The
+// default prints its arguments and a sum over init's map.
 const testMain = `package main
 
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -83,20 +89,29 @@ func build() map[string]int {
 	for i := 0; i < 1000; i++ {
 		m[fmt.Sprint("k", i)] = i * i
 	}
-	fmt.Println("init: built", len(m))
+	if len(os.Args) < 2 || !slices.Contains([]string{"sleeper", "server", "client"}, os.Args[1]) {
+		fmt.Println("init: built", len(m))
+	}
 	return m
 }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "order" {
+	switch arg := append(os.Args, "")[1]; arg {
+	case "order":
 		order()
-		return
+	case "sleeper":
+		sleeper()
+	case "server":
+		server()
+	case "client":
+		client(os.Args[2])
+	default:
+		sum := 0
+		for _, v := range table {
+			sum += v
+		}
+		fmt.Printf("main: args=%s sum=%d k7=%d\n", strings.Join(os.Args[1:], ","), sum, table["k7"])
 	}
-	sum := 0
-	for _, v := range table {
-		sum += v
-	}
-	fmt.Printf("main: args=%s sum=%d k7=%d\n", strings.Join(os.Args[1:], ","), sum, table["k7"])
 }
 
 func order() {
@@ -126,6 +141,22 @@ func order() {
 }
 `
 
+// guestWasm is testMain and worldGo, built once with every overlay the
+// engine applies and Options.Idle.
+var guestWasm []byte
+
+func buildGuest(t testing.TB) []byte {
+	t.Helper()
+	if guestWasm == nil {
+		net := func(goroot string) (map[string][]byte, error) { return netoverlay.Files(goroot) }
+		guestWasm = build(t, Options{Idle: true}, map[string]string{"main.go": testMain, "world.go": worldGo}, fsyncoverlay.Files, net)
+	}
+	return guestWasm
+}
+
+// compiled is shared by the tests' runtimes: each module compiles once.
+var compiled = wazero.NewCompilationCache()
+
 const initMainOut = "main: args=a,b sum=332833500 k7=49\n"
 
 // host is a wazero runtime with WASI (its proc_exit ProcExit's) and the
@@ -149,7 +180,7 @@ func newHost(t testing.TB, wasm []byte) *host {
 		return h
 	}
 	ctx := context.Background()
-	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(compiled))
 	b := r.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
 	ProcExit(b)
@@ -175,7 +206,7 @@ func pauseOnce() *Control {
 }
 
 func TestPauseBeforeMain(t *testing.T) {
-	h := newHost(t, build(t, Options{}, map[string]string{"main.go": testMain}))
+	h := newHost(t, buildGuest(t))
 	var out bytes.Buffer
 	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog", "a", "b").WithStdout(&out).WithStderr(&out)
 	ctx := WithControl(h.ctx, pauseOnce())
@@ -244,7 +275,7 @@ func (h *host) runRestored(t testing.TB, s *Snapshot, cow *COW, cfg wazero.Modul
 }
 
 func TestSnapshotRestore(t *testing.T) {
-	h := newHost(t, build(t, Options{}, map[string]string{"main.go": testMain}))
+	h := newHost(t, buildGuest(t))
 	var out bytes.Buffer
 	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog", "a", "b")
 	s := h.bootToSnapshot(t, cfg.WithStdout(&out))
@@ -286,7 +317,7 @@ func stream(seed uint64) *rand.ChaCha8 {
 }
 
 func TestReseedAfterRestore(t *testing.T) {
-	h := newHost(t, build(t, Options{}, map[string]string{"main.go": testMain}))
+	h := newHost(t, buildGuest(t))
 	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog", "order")
 	s := h.bootToSnapshot(t, cfg.WithRandSource(stream(0)).WithStdout(io.Discard))
 	// Each restore reads its own stream when it is resumed.
@@ -306,7 +337,7 @@ func TestReseedAfterRestore(t *testing.T) {
 // A live instance, stopped by its exit, is put back to the snapshot in
 // place and runs main again: a restart without a new instance.
 func TestResetReusesInstance(t *testing.T) {
-	h := newHost(t, build(t, Options{}, map[string]string{"main.go": testMain}))
+	h := newHost(t, buildGuest(t))
 	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog", "a", "b")
 	s := h.bootToSnapshot(t, cfg.WithStdout(io.Discard))
 	cow, err := NewCOW(s, t.TempDir())

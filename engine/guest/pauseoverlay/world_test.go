@@ -7,15 +7,12 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero"
-
-	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
-	"github.com/seedfall/seedfall/engine/guest/netoverlay"
 )
 
-// worldMain is three programs, chosen by the first argument: a sleeper
-// (sleeps, timers, an fsync), and an echo server and its client on the
-// net overlay. Every line it prints carries the virtual time.
-const worldMain = `package main
+// worldGo is the part of testMain (pause_test.go) that the World's tests
+// run: a sleeper (sleeps, timers, an fsync), and an echo server and its
+// client on the net overlay. Every line it prints carries the virtual time.
+const worldGo = `package main
 
 import (
 	"bufio"
@@ -30,17 +27,6 @@ var start = time.Now()
 
 func say(format string, args ...any) {
 	fmt.Printf("%v %s\n", time.Since(start), fmt.Sprintf(format, args...))
-}
-
-func main() {
-	switch os.Args[1] {
-	case "sleeper":
-		sleeper()
-	case "server":
-		server()
-	case "client":
-		client(os.Args[2])
-	}
 }
 
 func sleeper() {
@@ -114,22 +100,10 @@ func client(name string) {
 }
 `
 
-var (
-	worldWasm []byte
-	worldRT   struct {
-		ctx  context.Context
-		r    wazero.Runtime
-		prog *Program
-	}
-)
-
-func buildWorld(t *testing.T) []byte {
-	t.Helper()
-	if worldWasm == nil {
-		net := func(goroot string) (map[string][]byte, error) { return netoverlay.Files(goroot) }
-		worldWasm = build(t, Options{Idle: true}, map[string]string{"main.go": worldMain}, fsyncoverlay.Files, net)
-	}
-	return worldWasm
+var worldRT struct {
+	ctx  context.Context
+	r    wazero.Runtime
+	prog *Program
 }
 
 // worldHost compiles wasm into a runtime prepared by InstallWorldHost,
@@ -138,7 +112,7 @@ func worldHost(t *testing.T, wasm []byte) (context.Context, wazero.Runtime, *Pro
 	t.Helper()
 	if worldRT.r == nil {
 		ctx := context.Background()
-		r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
+		r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(compiled))
 		prog, err := Compile(ctx, r, wasm)
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +129,7 @@ func worldHost(t *testing.T, wasm []byte) (context.Context, wazero.Runtime, *Pro
 // the runtime's netpoll) runs the same, at the same virtual times, whether
 // it pauses when idle or blocks in poll_oneoff.
 func TestIdleSleeper(t *testing.T) {
-	ctx, r, prog := worldHost(t, buildWorld(t))
+	ctx, r, prog := worldHost(t, buildGuest(t))
 	// Each line follows from the waits: three sleeps of 100ms; a goroutine
 	// that sleeps 20ms while a 50ms timer runs; an fsync of 5ms.
 	want := "100ms slept 0\n200ms slept 1\n300ms slept 2\n320ms goroutine woke\n350ms timer fired\n355ms synced\n"
@@ -185,7 +159,7 @@ func TestIdleSleeper(t *testing.T) {
 // overlay, every guest pausing whenever it waits; the same world run twice
 // prints the same.
 func TestIdleNetworkWorld(t *testing.T) {
-	ctx, r, prog := worldHost(t, buildWorld(t))
+	ctx, r, prog := worldHost(t, buildGuest(t))
 	guests := [][]string{{"server", "server"}, {"c1", "client", "c1"}, {"c2", "client", "c2"}}
 	// run runs the world, each guest booted or, from snaps, restored: into
 	// the instances of reuse if there are, else new ones. It keeps the
@@ -277,7 +251,7 @@ func TestIdleNetworkWorld(t *testing.T) {
 // the copy and the original, run on, each print what the world run
 // straight through prints.
 func TestIdleNetworkWorldFork(t *testing.T) {
-	ctx, r, prog := worldHost(t, buildWorld(t))
+	ctx, r, prog := worldHost(t, buildGuest(t))
 	guests := [][]string{{"server", "server"}, {"c1", "client", "c1"}, {"c2", "client", "c2"}}
 	start := func() *World {
 		w := NewWorld()
