@@ -64,7 +64,8 @@ func (p *Program) Start(ctx context.Context, r wazero.Runtime, cfg wazero.Module
 }
 
 // Snapshot is a paused guest: a copy of its linear memory and of the values
-// of its exported mutable globals, in Program.Globals order.
+// of its exported mutable globals, in Program.Globals order. Nothing may
+// change it once a COW image was made of it.
 type Snapshot struct {
 	Memory  []byte
 	Globals []uint64
@@ -93,9 +94,8 @@ func (p *Program) Take(m api.Module) (*Snapshot, error) {
 
 // Restore instantiates p.Bare with cfg (its start functions are dropped),
 // makes its memory the snapshot's and sets its globals. Resume runs it on.
-// When ctx carries the allocator of a COW image of s
-// (experimental.WithMemoryAllocator with COW.Allocator), the memory
-// already holds the snapshot and is not copied.
+// Under a context from WithCOW for s, the new memory is a copy-on-write
+// mapping of the snapshot and nothing is copied.
 func (p *Program) Restore(ctx context.Context, r wazero.Runtime, s *Snapshot, cfg wazero.ModuleConfig) (api.Module, error) {
 	m, err := r.InstantiateModule(ctx, p.Bare, cfg.WithStartFunctions())
 	if err != nil {
@@ -120,6 +120,10 @@ func (p *Program) Reset(ctx context.Context, m api.Module, s *Snapshot) error {
 }
 
 func (p *Program) load(ctx context.Context, m api.Module, s *Snapshot) error {
+	if len(s.Globals) != len(p.Globals) || len(s.Memory)%65536 != 0 {
+		return fmt.Errorf("pause: a snapshot of %d globals and %d bytes is not one of this program's (%d globals, whole 64 KiB pages)",
+			len(s.Globals), len(s.Memory), len(p.Globals))
+	}
 	mem := m.Memory()
 	if mem == nil {
 		return errors.New("pause: the module has no memory")
