@@ -5,7 +5,7 @@
 // figure comes from rounds that interleave the variants compared. See
 // README.md in this directory for the figures and how to read them.
 //
-//	go run ./scripts/experiments/pause [-rounds 5] [-n 200] [-only restart|idle]
+//	go run ./scripts/experiments/pause [-rounds 5] [-n 200] [-only restart|idle|world] [-cpuprofile FILE]
 package main
 
 import (
