@@ -355,7 +355,8 @@ func fail(format string, args ...any) {
 	os.Exit(1)
 }
 
-// idle times a wait of an idle guest three ways, and a trivial 3-node world.
+// idle times a wait of an idle guest three ways (unless -only world), and
+// a trivial 3-node world.
 func idle() {
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
@@ -365,74 +366,77 @@ func idle() {
 	trivial, err := pauseoverlay.Compile(ctx, r, build("scripts/benchtool/trivial/node", false))
 	check(err)
 	check(pauseoverlay.InstallWorldHost(ctx, r, bench.Module, trivial.Module))
-
-	// One guest that sleeps 1ms waits times: per wait, what the guest's
-	// timer and scheduler work and the host's way of waiting cost together.
-	if *only == "world" {
-		goto world
+	if *only != "world" {
+		waits(ctx, r, bench)
 	}
-	{
-		const waits = 2000
-		sched, back := make(chan int64), make(chan struct{})
-		var hw *pauseoverlay.World
-		go func() {
-			for wake := range sched {
-				hw.Now = wake
-				back <- struct{}{}
+	trivialWorld(ctx, r, trivial)
+}
+
+// waits times one guest that sleeps 1ms many times: per wait, what the
+// guest's timer and scheduler work and the host's way of waiting cost
+// together.
+func waits(ctx context.Context, r wazero.Runtime, bench *pauseoverlay.Program) {
+	const waits = 2000
+	sched, back := make(chan int64), make(chan struct{})
+	var hw *pauseoverlay.World
+	go func() {
+		for wake := range sched {
+			hw.Now = wake
+			back <- struct{}{}
+		}
+	}()
+	sleeps := func(block, handOff bool, n int) func() time.Duration {
+		return func() time.Duration {
+			w := pauseoverlay.NewWorld()
+			w.Block = block
+			if handOff {
+				hw = w
+				w.HandOff = func(wake int64) { sched <- wake; <-back }
 			}
-		}()
-		sleeps := func(block, handOff bool, n int) func() time.Duration {
-			return func() time.Duration {
-				w := pauseoverlay.NewWorld()
-				w.Block = block
-				if handOff {
-					hw = w
-					w.HandOff = func(wake int64) { sched <- wake; <-back }
-				}
-				t0 := time.Now()
-				p, err := w.Spawn(ctx, r, bench, wazero.NewModuleConfig(), "10.0.0.1", "pausebench", "sleeps", strconv.Itoa(n))
-				check(err)
-				check(w.Run())
-				d := time.Since(t0)
-				if want := fmt.Sprintf("slept %d times in %v\n", n, time.Duration(n)*time.Millisecond); p.Code != 0 || (n > 0 && p.Out.String() != want) {
-					fail("sleeps: exit %d, printed %q, want %q", p.Code, p.Out.String(), want)
-				}
-				p.M.Close(ctx)
-				return d
+			t0 := time.Now()
+			p, err := w.Spawn(ctx, r, bench, wazero.NewModuleConfig(), "10.0.0.1", "pausebench", "sleeps", strconv.Itoa(n))
+			check(err)
+			check(w.Run())
+			d := time.Since(t0)
+			if want := fmt.Sprintf("slept %d times in %v\n", n, time.Duration(n)*time.Millisecond); p.Code != 0 || (n > 0 && p.Out.String() != want) {
+				fail("sleeps: exit %d, printed %q, want %q", p.Code, p.Out.String(), want)
 			}
+			p.M.Close(ctx)
+			return d
 		}
-		type variant struct {
-			name       string
-			full, boot func() time.Duration
-		}
-		vs := []variant{
-			{"pause, resume from the world loop", sleeps(false, false, waits), sleeps(false, false, 0)},
-			{"block in poll_oneoff, clock moved there", sleeps(true, false, waits), sleeps(true, false, 0)},
-			{"block in poll_oneoff, hand-off to a goroutine", sleeps(true, true, waits), sleeps(true, true, 0)},
-		}
-		per := make([][]float64, len(vs))
-		perCPU := make([][]float64, len(vs))
-		for round := 0; round < *rounds; round++ {
-			for i, v := range vs {
-				c0 := cpuTime()
-				full := v.full()
-				c1 := cpuTime()
-				boot := v.boot()
-				c2 := cpuTime()
-				per[i] = append(per[i], float64((full-boot).Nanoseconds())/waits/1e3)
-				perCPU[i] = append(perCPU[i], float64(((c1-c0)-(c2-c1)).Nanoseconds())/waits/1e3)
-			}
-		}
-		fmt.Printf("\nan idle guest: one 1ms sleep of %d, µs each (median and range of %d rounds)\n", waits, *rounds)
-		fmt.Printf("  %-48s %18s %18s\n", "", "wall", "CPU")
+	}
+	type variant struct {
+		name       string
+		full, boot func() time.Duration
+	}
+	vs := []variant{
+		{"pause, resume from the world loop", sleeps(false, false, waits), sleeps(false, false, 0)},
+		{"block in poll_oneoff, clock moved there", sleeps(true, false, waits), sleeps(true, false, 0)},
+		{"block in poll_oneoff, hand-off to a goroutine", sleeps(true, true, waits), sleeps(true, true, 0)},
+	}
+	per := make([][]float64, len(vs))
+	perCPU := make([][]float64, len(vs))
+	for round := 0; round < *rounds; round++ {
 		for i, v := range vs {
-			fmt.Printf("  %-48s %18s %18s\n", v.name, spread1(per[i]), spread1(perCPU[i]))
+			c0 := cpuTime()
+			full := v.full()
+			c1 := cpuTime()
+			boot := v.boot()
+			c2 := cpuTime()
+			per[i] = append(per[i], float64((full-boot).Nanoseconds())/waits/1e3)
+			perCPU[i] = append(perCPU[i], float64(((c1-c0)-(c2-c1)).Nanoseconds())/waits/1e3)
 		}
-
 	}
-world:
-	// The trivial world of scripts/bench: 3 nodes that print and sleep 3
-	// times, with every wait a pause, per seed.
+	fmt.Printf("\nan idle guest: one 1ms sleep of %d, µs each (median and range of %d rounds)\n", waits, *rounds)
+	fmt.Printf("  %-48s %18s %18s\n", "", "wall", "CPU")
+	for i, v := range vs {
+		fmt.Printf("  %-48s %18s %18s\n", v.name, spread1(per[i]), spread1(perCPU[i]))
+	}
+}
+
+// trivialWorld times the trivial world of scripts/bench (3 nodes that
+// print and sleep 3 times) in the toy World, every wait a pause, per seed.
+func trivialWorld(ctx context.Context, r wazero.Runtime, trivial *pauseoverlay.Program) {
 	snapWorld := pauseoverlay.NewWorld()
 	snapWorld.PauseAtMain = true
 	p, err := snapWorld.Spawn(ctx, r, trivial, wazero.NewModuleConfig(), "10.0.0.9", "node")
