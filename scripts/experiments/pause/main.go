@@ -376,7 +376,7 @@ func idle() {
 // guest's timer and scheduler work and the host's way of waiting cost
 // together.
 func waits(ctx context.Context, r wazero.Runtime, bench *pauseoverlay.Program) {
-	const waits = 2000
+	const sleepsN = 2000
 	sched, back := make(chan int64), make(chan struct{})
 	var hw *pauseoverlay.World
 	go func() {
@@ -410,9 +410,9 @@ func waits(ctx context.Context, r wazero.Runtime, bench *pauseoverlay.Program) {
 		full, boot func() time.Duration
 	}
 	vs := []variant{
-		{"pause, resume from the world loop", sleeps(false, false, waits), sleeps(false, false, 0)},
-		{"block in poll_oneoff, clock moved there", sleeps(true, false, waits), sleeps(true, false, 0)},
-		{"block in poll_oneoff, hand-off to a goroutine", sleeps(true, true, waits), sleeps(true, true, 0)},
+		{"pause, resume from the world loop", sleeps(false, false, sleepsN), sleeps(false, false, 0)},
+		{"block in poll_oneoff, clock moved there", sleeps(true, false, sleepsN), sleeps(true, false, 0)},
+		{"block in poll_oneoff, hand-off to a goroutine", sleeps(true, true, sleepsN), sleeps(true, true, 0)},
 	}
 	per := make([][]float64, len(vs))
 	perCPU := make([][]float64, len(vs))
@@ -423,11 +423,11 @@ func waits(ctx context.Context, r wazero.Runtime, bench *pauseoverlay.Program) {
 			c1 := cpuTime()
 			boot := v.boot()
 			c2 := cpuTime()
-			per[i] = append(per[i], float64((full-boot).Nanoseconds())/waits/1e3)
-			perCPU[i] = append(perCPU[i], float64(((c1-c0)-(c2-c1)).Nanoseconds())/waits/1e3)
+			per[i] = append(per[i], float64((full-boot).Nanoseconds())/sleepsN/1e3)
+			perCPU[i] = append(perCPU[i], float64(((c1-c0)-(c2-c1)).Nanoseconds())/sleepsN/1e3)
 		}
 	}
-	fmt.Printf("\nan idle guest: one 1ms sleep of %d, µs each (median and range of %d rounds)\n", waits, *rounds)
+	fmt.Printf("\nan idle guest: one 1ms sleep of %d, µs each (median and range of %d rounds)\n", sleepsN, *rounds)
 	fmt.Printf("  %-48s %18s %18s\n", "", "wall", "CPU")
 	for i, v := range vs {
 		fmt.Printf("  %-48s %18s %18s\n", v.name, spread1(per[i]), spread1(perCPU[i]))
