@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command pause measures the prototype of guests that pause (issue 15,
 // engine/guest/pauseoverlay): what a restart from a post-init snapshot costs
 // against a cold boot, what a snapshot weighs, and what a pause/resume cycle
@@ -6,6 +8,8 @@
 // README.md in this directory for the figures and how to read them.
 //
 //	go run ./scripts/experiments/pause [-rounds 5] [-n 200] [-only restart|idle|world] [-cpuprofile FILE]
+//
+// It needs Linux: copy-on-write snapshots, /proc/self/smaps, getrusage.
 package main
 
 import (
@@ -298,6 +302,11 @@ func (m *pooled) Free() {
 	clear(m.buf[:m.used])
 	m.used = 0
 	m.p.free = append(m.p.free, m)
+}
+
+// mmapAnon reserves n bytes of address space, committed only when touched.
+func mmapAnon(n int) ([]byte, error) {
+	return syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
 }
 
 // smaps returns the resident and private dirty bytes of the mapping that
