@@ -34,8 +34,15 @@ func goroot(t testing.TB) string {
 // build builds a main package of the given files with the overlay (and the
 // others, keyed by GOROOT-relative path, that extra returns), through
 // seedfall's shared cache, and exports what a pausing host needs.
+//
+// The runtime patch makes Go build the standard library for wasip1 again
+// (a minute or two from an empty cache on 2 cores), so these tests are in
+// the slow tier (docs/contributing.md), which CI runs as a step of its own.
 func build(t testing.TB, opts Options, files map[string]string, extra ...func(goroot string) (map[string][]byte, error)) []byte {
 	t.Helper()
+	if os.Getenv("SEEDFALL_SLOW") != "1" {
+		t.Skip("builds the standard library for wasip1 again, with the runtime patched; run with SEEDFALL_SLOW=1")
+	}
 	dir := t.TempDir()
 	files["go.mod"] = "module example.com/pausing\n\ngo 1.21\n"
 	for name, src := range files {
