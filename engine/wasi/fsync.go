@@ -38,15 +38,16 @@ func init() {
 
 const fsyncDone = 0xFFFFFFFF
 
-// startFsync begins an fsync of a file or directory. The op it returns
-// is due at once when the fsync takes no virtual time.
-func (p *Process) startFsync(e *fdEntry) *waitOp {
+// startFsync begins an fsync of a file or directory, asked for as kind
+// (an fsync, or an fdatasync, which only a mutant tells apart). The op it
+// returns is due at once when the fsync takes no virtual time.
+func (p *Process) startFsync(e *fdEntry, kind disk.SyncKind) *waitOp {
 	if e.readonly {
 		return &waitOp{doneAt: p.Now(), finish: func() errno.Errno { return 0 }}
 	}
 	op := &waitOp{doneAt: p.Now() + p.syncDelay()}
 	h, mark := e.h, e.h.SyncMark()
-	op.finish = func() errno.Errno { return h.SyncTo(mark) }
+	op.finish = func() errno.Errno { return h.SyncToAs(mark, kind) }
 	return op
 }
 
@@ -94,7 +95,7 @@ func fsyncStart(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	if e.kind != kindFile && e.kind != kindDir {
 		return errno.EINVAL
 	}
-	return p.start(m, uint32(s[1]), p.startFsync(e))
+	return p.start(m, uint32(s[1]), p.startFsync(e, disk.SyncFsync))
 }
 
 func msyncStart(ctx context.Context, m api.Module, s []uint64) errno.Errno {
