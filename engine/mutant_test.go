@@ -23,9 +23,13 @@ func mutantWorld(guest string, strict bool, args ...string) string {
 		"nodes": [{"name": "d", "pkg": "./%s", "args": %s}], "workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "20"]}}`, strict, guest, a)
 }
 
-func runMutant(t *testing.T, p *Prepared, seed uint64, m Mutant) *Result {
+// runMutant runs seed under m twice, with crashAtOne or the schedule given.
+func runMutant(t *testing.T, p *Prepared, seed uint64, m Mutant, schedule ...*faults.Schedule) *Result {
 	t.Helper()
 	sch := *crashAtOne
+	if len(schedule) > 0 {
+		sch = *schedule[0]
+	}
 	sch.Seed = seed
 	var res [2]*Result
 	for i := range res {

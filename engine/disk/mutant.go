@@ -14,7 +14,9 @@ const (
 	// SyncFsync is fsync(2): fd_sync, os.File.Sync (and its parked form,
 	// SyncMark and SyncTo).
 	SyncFsync SyncKind = iota + 1
-	// SyncData is fdatasync(2): fd_datasync.
+	// SyncData is fdatasync(2): fd_datasync, syscall.Fdatasync (parked,
+	// through fdatasync_start), and msync(MS_SYNC), which makes a mapped
+	// file's data durable as fdatasync does.
 	SyncData
 	// SyncWrite is the sync that ends each write through a descriptor
 	// opened with O_SYNC or O_DSYNC.
