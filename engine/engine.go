@@ -78,6 +78,7 @@ type Engine struct {
 type modKey struct {
 	hash          string
 	interruptible bool
+	profiled      bool // compiled with the guest profile's listeners (guestprof.go)
 }
 
 // New creates an engine.
@@ -133,7 +134,13 @@ func (e *Engine) Close(ctx context.Context) error {
 // module returns the runtime to instantiate prog in and prog compiled there.
 // Different programs compile at the same time; the same program once.
 func (e *Engine) module(ctx context.Context, prog *Program) (wazero.Runtime, wazero.CompiledModule, error) {
-	key := modKey{prog.Hash, !prog.budget}
+	return e.moduleAs(ctx, prog, false)
+}
+
+// moduleAs is module, or with profiled its variant that tells a guest
+// profile of every call (guestprof.go).
+func (e *Engine) moduleAs(ctx context.Context, prog *Program, profiled bool) (wazero.Runtime, wazero.CompiledModule, error) {
+	key := modKey{prog.Hash, !prog.budget, profiled}
 	e.mu.Lock()
 	c, ok := e.mods[key]
 	if !ok {

@@ -82,3 +82,28 @@ func TestEverySlowSyncParksOnlyItsGoroutine(t *testing.T) {
 		})
 	}
 }
+
+// To seedfall mutate, syscall.Fdatasync and msync(MS_SYNC), parked, are
+// fdatasyncs: the fdatasync mutant weakens them, the fsync mutant does not.
+func TestParkedFdatasyncIsAnFdatasyncToMutants(t *testing.T) {
+	for _, how := range []string{"fdatasync", "msync"} {
+		p := prepare(t, strings.Replace(groupsyncWorld, `"./groupsync"`, `"./groupsync", "args": ["-how", "`+how+`"]`, 1))
+		at := lineAt(t, run(t, p, 1, nil), "d", "fsync returns") + 500*time.Microsecond
+		sch := faults.Schedule{Seed: 1, Faults: []faults.Fault{{At: at, Kind: faults.Crash, Node: "d", Until: at + 100*time.Millisecond}}}
+		for _, tc := range []struct {
+			mutant, found string
+		}{{"", `found "before\n"`}, {"fsync", `found "before\n"`}, {"fdatasync", `found ""`}} {
+			m, err := ParseMutant(tc.mutant)
+			if tc.mutant == "" {
+				m, err = Mutant{}, nil
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := runMutant(t, p, 1, m, &sch)
+			if out := output(r, "d"); !strings.Contains(out, "d#2 | "+tc.found) {
+				t.Errorf("-how %s, mutant %q: want the restarted node to find %s:\n%s", how, tc.mutant, tc.found, out)
+			}
+		}
+	}
+}

@@ -270,6 +270,24 @@ func failureLines(res *engine.Result, n int) []trace.Line { return res.FailureLi
 
 // printVerdict prints one seed's outcome for a person.
 func (s *session) printVerdict(w io.Writer, res *engine.Result, replay string) {
+	printVerdictWith(w, res, replay, s.historyShown(res, replay))
+}
+
+// historyShown is the page of res's history that is not linearizable, as a
+// verdict with a replay command names it, or "".
+func (s *session) historyShown(res *engine.Result, replay string) string {
+	if replay != "" && res.History != nil && len(res.History.HTML) > 0 {
+		if _, err := os.Stat(s.historyPath(res.Seed)); err == nil {
+			return displayPath(s.historyPath(res.Seed))
+		}
+	}
+	return ""
+}
+
+// printVerdictWith prints one seed's outcome for a person, with the
+// command that replays it and the page of its history that is not
+// linearizable, when they are not "".
+func printVerdictWith(w io.Writer, res *engine.Result, replay, history string) {
 	if res.Passed {
 		fmt.Fprintf(w, "PASS seed %d at t=%s (%s; %d scheduler steps, %s real)\n", res.Seed, simTime(res.SimNs), res.Reason, res.Steps, wallTime(res.WallNs))
 		return
@@ -281,10 +299,8 @@ func (s *session) printVerdict(w io.Writer, res *engine.Result, replay string) {
 	}
 	if replay != "" {
 		fmt.Fprintf(w, "  replay: %s\n", replay)
-		if res.History != nil && len(res.History.HTML) > 0 {
-			if _, err := os.Stat(s.historyPath(res.Seed)); err == nil {
-				fmt.Fprintf(w, "  history: %s (open it in a browser)\n", displayPath(s.historyPath(res.Seed)))
-			}
+		if history != "" {
+			fmt.Fprintf(w, "  history: %s (open it in a browser)\n", history)
 		}
 	}
 }
@@ -314,19 +330,28 @@ type jsonResult struct {
 	// digest is the same on any machine for the same version. Lines of
 	// run -json and replay -json carry it.
 	Seedfall string `json:"seedfall,omitempty"`
+	// Mutant is the mutant the seed ran under (replay -mutant), and
+	// Weakened how many calls it weakened.
+	Mutant   string `json:"mutant,omitempty"`
+	Weakened uint64 `json:"weakened,omitempty"`
 }
 
 func newJSONResult(res *engine.Result, schedule string) jsonResult {
 	return jsonResult{Seed: res.Seed, Passed: res.Passed, Class: res.Class, Reason: res.Reason, Node: res.Node,
 		SimNs: res.SimNs, WallNs: res.WallNs, Steps: res.Steps, Digest: res.Digest, Faults: len(res.Schedule.Faults), Schedule: schedule,
-		History: res.History, Properties: res.Properties}
+		History: res.History, Properties: res.Properties, Mutant: res.Mutant.String(), Weakened: res.Weakened}
 }
 
-func writeJSON(w io.Writer, res *engine.Result, schedule string) {
+// jsonLine is a seed's run -json object.
+func jsonLine(res *engine.Result, schedule string) []byte {
 	r := newJSONResult(res, schedule)
 	r.Seedfall = seedfallVersion()
 	b, _ := json.Marshal(r)
-	fmt.Fprintf(w, "%s\n", b)
+	return b
+}
+
+func writeJSON(w io.Writer, res *engine.Result, schedule string) {
+	fmt.Fprintf(w, "%s\n", jsonLine(res, schedule))
 }
 
 // flagSet reports whether the flag was given on the command line.
@@ -351,6 +376,8 @@ type seedArgs struct {
 	verb   string // "replay", "debug": for the message when -seed is missing
 	seed   *uint64
 	faults *string
+	mutant *string       // -mutant, for the commands withMutant gives it (mutate.go)
+	mut    engine.Mutant // -mutant as read by open
 }
 
 func seedFlags(fs *flag.FlagSet, verb string) *seedArgs {
@@ -365,8 +392,16 @@ func (a *seedArgs) open(ctx context.Context, wa *worldArgs, stderr io.Writer) (s
 	if !flagSet(a.fs, "seed") {
 		return nil, nil, "", fmt.Errorf("say which seed to %s: -seed N", a.verb)
 	}
+	if err := a.readMutant(); err != nil {
+		return nil, nil, "", err
+	}
 	if s, err = open(ctx, wa, stderr); err != nil {
 		return nil, nil, "", err
+	}
+	if a.mut.Kind != "" && *a.faults == "" {
+		// A seed's saved schedule is from a run without the mutant: the
+		// seed draws its own faults, as seedfall mutate ran it.
+		return s, nil, "", nil
 	}
 	if sch, from, err = s.loadSchedule(*a.faults, *a.seed); err != nil {
 		s.close()

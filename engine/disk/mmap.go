@@ -130,10 +130,13 @@ func (m *Mapping) SyncMark() uint64 {
 
 // SyncTo is the completion of an msync(MS_SYNC) started at mark (from
 // SyncMark): the file's writes logged up to mark become durable, as
-// Handle.SyncTo makes them. An msync in flight completes even if the
-// mapping has been unmapped since.
+// Handle.SyncTo makes them; to a mutant it is an fdatasync. An msync in
+// flight completes even if the mapping has been unmapped since.
 func (m *Mapping) SyncTo(mark uint64) errno.Errno {
 	d, n := m.d, m.n
+	if d.weakened(n, mark, SyncData) {
+		return 0
+	}
 	if e := d.syncOp(n, mark); e != 0 {
 		return e
 	}

@@ -11,8 +11,8 @@ import (
 
 // The host side of the fsync overlay (engine/guest/fsyncoverlay): an fsync,
 // fdatasync or msync(MS_SYNC) that takes virtual time (disk_latency, a slow
-// node) parks only the goroutine that called it. fsync_start and
-// msync_start note what the call covers (the disk's SyncMark) and hand the
+// node) parks only the goroutine that called it. fsync_start,
+// fdatasync_start and msync_start note what the call covers (the disk's SyncMark) and hand the
 // guest a descriptor that polls readable when the call's time has passed;
 // the guest's netpoll waits on it while the node's other goroutines run.
 // fsync_finish then makes the covered writes durable (SyncTo) and returns
@@ -31,6 +31,7 @@ type waitOp struct {
 func init() {
 	seedfallFuncs = append(seedfallFuncs,
 		fn("fsync_start", vt(i32, i32), fsyncStart),
+		fn("fdatasync_start", vt(i32, i32), fdatasyncStart),
 		fn("msync_start", vt(i32, i32, i32, i32), msyncStart),
 		fn("fsync_finish", vt(i32), fsyncFinish),
 	)
@@ -38,15 +39,16 @@ func init() {
 
 const fsyncDone = 0xFFFFFFFF
 
-// startFsync begins an fsync of a file or directory. The op it returns
-// is due at once when the fsync takes no virtual time.
-func (p *Process) startFsync(e *fdEntry) *waitOp {
+// startFsync begins an fsync of a file or directory, asked for as kind
+// (an fsync, or an fdatasync, which only a mutant tells apart). The op it
+// returns is due at once when the fsync takes no virtual time.
+func (p *Process) startFsync(e *fdEntry, kind disk.SyncKind) *waitOp {
 	if e.readonly {
 		return &waitOp{doneAt: p.Now(), finish: func() errno.Errno { return 0 }}
 	}
 	op := &waitOp{doneAt: p.Now() + p.syncDelay()}
 	h, mark := e.h, e.h.SyncMark()
-	op.finish = func() errno.Errno { return h.SyncTo(mark) }
+	op.finish = func() errno.Errno { return h.SyncToAs(mark, kind) }
 	return op
 }
 
@@ -86,6 +88,14 @@ func (p *Process) start(m api.Module, out uint32, op *waitOp) errno.Errno {
 }
 
 func fsyncStart(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	return syncStart(ctx, m, s, disk.SyncFsync)
+}
+
+func fdatasyncStart(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	return syncStart(ctx, m, s, disk.SyncData)
+}
+
+func syncStart(ctx context.Context, m api.Module, s []uint64, kind disk.SyncKind) errno.Errno {
 	p := proc(ctx)
 	e := p.fd(uint32(s[0]))
 	if e == nil {
@@ -94,7 +104,7 @@ func fsyncStart(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	if e.kind != kindFile && e.kind != kindDir {
 		return errno.EINVAL
 	}
-	return p.start(m, uint32(s[1]), p.startFsync(e))
+	return p.start(m, uint32(s[1]), p.startFsync(e, kind))
 }
 
 func msyncStart(ctx context.Context, m api.Module, s []uint64) errno.Errno {

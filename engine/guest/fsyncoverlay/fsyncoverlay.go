@@ -16,6 +16,10 @@
 //	returns the fsync's result. Otherwise it writes a new descriptor, op,
 //	which polls readable once the fsync's time has passed.
 //
+// fdatasync_start(fd, op_out) -> errno
+//
+//	fsync_start for fdatasync (which only seedfall mutate tells apart).
+//
 // msync_start(addr, length, flags, op_out) -> errno
 //
 //	msync (engine/guest/compat/doc.go) started the same way: the stores go
