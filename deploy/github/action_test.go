@@ -27,11 +27,24 @@ type step struct {
 	dir     string // SEEDFALL_OUT
 }
 
-// seedfallBin is the seedfall the first run of the script built, which
-// the others use.
+// seedfallBin is the seedfall the first run of the script built, moved
+// to binDir, which the others use.
 var seedfallBin struct {
 	sync.Mutex
 	path string
+}
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "seedfall-action-")
+	if err != nil {
+		panic(err)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // sweep runs sweep.sh in dir with env (and args), the outputs in out.
@@ -70,8 +83,8 @@ func sweep(t *testing.T, dir, out string, env map[string]string, args ...string)
 		t.Fatal(err)
 	}
 	if built := filepath.Join(out, "bin", "seedfall"); seedfallBin.path == "" && len(args) == 0 {
-		if _, err := os.Stat(built); err == nil {
-			seedfallBin.path = built
+		if err := os.Rename(built, filepath.Join(binDir, "seedfall")); err == nil {
+			seedfallBin.path = filepath.Join(binDir, "seedfall")
 		}
 	}
 	seedfallBin.Unlock()
