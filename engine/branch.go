@@ -19,7 +19,9 @@ import (
 // goes next), net (message latencies), disk (crash states and bit-rot
 // sites), disklatency (fsync times), random (what programs read from
 // crypto/rand and math/rand's seed) and, for a branch of every stream, the
-// supervisor's restart delays. mutant belongs to seedfall mutate.
+// supervisor's restart delays. mutant changes which calls a partial
+// mutant weakens and how torn renames tear (mutant.go), under seedfall
+// mutate.
 
 // seedFor is the seed a stream draws from now: the run's seed, re-keyed by
 // every branch applied so far that names the stream or all streams.

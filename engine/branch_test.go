@@ -29,10 +29,15 @@ func TestBranchRekeysOnlyItsStream(t *testing.T) {
 		"random": `{"cpu": {"ns_per_call": 0}, "nodes": [], "workload": {"name": "w", "pkg": "./progress", "args": ["-n", "10", "-rand"]}}`,
 		// A busy loop whose turns take jittered CPU time. (The other
 		// worlds run with free CPU, so that each depends on one stream.)
-		"cpu": `{"nodes": [], "workload": {"name": "w", "pkg": "./cpuwork", "args": ["spin", "-for", "1s"]}}`,
+		// (1µs a call: 100,000 calls take 100ms, and the branch is at
+		// 50ms; each 100µs of CPU time costs the host a call.)
+		"cpu": `{"cpu": {"ns_per_call": 1000}, "nodes": [], "workload": {"name": "w", "pkg": "./cpuwork", "args": ["calls", "-n", "100000"]}}`,
 	}
-	const at = 500 * ms
 	for _, used := range []string{"sched", "net", "disklatency", "random", "cpu"} {
+		at := 500 * ms
+		if used == "cpu" {
+			at = 50 * ms
+		}
 		t.Run(used, func(t *testing.T) {
 			p := prepare(t, worlds[used])
 			base := twice(t, p, 3, &faults.Schedule{Seed: 3})

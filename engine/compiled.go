@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/seedfall/seedfall/engine/fsutil"
+	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/wasi"
 )
 
@@ -28,9 +30,11 @@ import (
 //
 //	<cache>/compiled/<first 32 hex digits of the wasm's sha256>-<flavour>/wazero-<version>-<arch>-<os>/<key>
 //
-// so that the one file there is known to be that module's. Once compiled,
-// the file's sha256 (compiledSum: all but the machine code, which wazero's
-// CRC covers) is written beside it (<key>.sha256); before the next
+// so that the one file there is known to be that module's (the flavour is
+// budget or interruptible, with -profiled after it for the variant that a
+// guest profile listens to, guestprof.go). Once compiled, the file's
+// sha256 (compiledSum: all but the machine code, which wazero's CRC
+// covers) is written beside it (<key>.sha256); before the next
 // compilation the file is checked against it, and removed, with a note,
 // when it does not match. A file without its hash (the process was killed
 // between wazero's write and seedfall's) is removed too. When wazero's CRC
@@ -41,6 +45,9 @@ func (e *Engine) compiledDir(key modKey) string {
 	flavour := "budget"
 	if key.interruptible {
 		flavour = "interruptible"
+	}
+	if key.profiled {
+		flavour += "-profiled"
 	}
 	return filepath.Join(e.opts.CacheDir, "compiled", key.hash[:32]+"-"+flavour)
 }
@@ -67,6 +74,10 @@ func (e *Engine) compile(ctx context.Context, c *compiled, key modKey, prog *Pro
 	}
 	c.cc = cc
 	cfg := wazero.NewRuntimeConfigCompiler().WithCompilationCache(cc).WithCloseOnContextDone(key.interruptible)
+	if key.profiled {
+		// Both the guest and the host modules tell the profile of calls.
+		ctx = experimental.WithFunctionListenerFactory(ctx, gpFactory{names: guest.GoFuncNames(bin)})
+	}
 	c.rt = wazero.NewRuntimeWithConfig(ctx, cfg)
 	if err := wasi.Instantiate(ctx, c.rt); err != nil {
 		return err

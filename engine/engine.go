@@ -78,24 +78,35 @@ type Engine struct {
 type modKey struct {
 	hash          string
 	interruptible bool
+	profiled      bool // compiled with the guest profile's listeners (guestprof.go)
 }
 
 // New creates an engine.
 func New(ctx context.Context, opts Options) (*Engine, error) {
 	if opts.CacheDir == "" {
-		opts.CacheDir = os.Getenv("SEEDFALL_CACHE")
-	}
-	if opts.CacheDir == "" {
-		dir, err := os.UserCacheDir()
+		dir, err := DefaultCacheDir()
 		if err != nil {
-			return nil, fmt.Errorf("no cache directory: set SEEDFALL_CACHE (%v)", err)
+			return nil, err
 		}
-		opts.CacheDir = filepath.Join(dir, "seedfall")
+		opts.CacheDir = dir
 	}
 	e := &Engine{opts: opts, mods: map[modKey]*compiled{}}
 	e.builder = &guest.Builder{CacheDir: opts.CacheDir, Env: opts.GoEnv, Note: e.note}
 	sweepEngineCache(opts.CacheDir)
 	return e, nil
+}
+
+// DefaultCacheDir is the cache an Engine uses when Options.CacheDir is
+// empty: $SEEDFALL_CACHE, else seedfall in the user cache directory.
+func DefaultCacheDir() (string, error) {
+	if dir := os.Getenv("SEEDFALL_CACHE"); dir != "" {
+		return dir, nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory: set SEEDFALL_CACHE (%v)", err)
+	}
+	return filepath.Join(dir, "seedfall"), nil
 }
 
 func (e *Engine) note(msg string) {
@@ -123,7 +134,13 @@ func (e *Engine) Close(ctx context.Context) error {
 // module returns the runtime to instantiate prog in and prog compiled there.
 // Different programs compile at the same time; the same program once.
 func (e *Engine) module(ctx context.Context, prog *Program) (wazero.Runtime, wazero.CompiledModule, error) {
-	key := modKey{prog.Hash, !prog.budget}
+	return e.moduleAs(ctx, prog, false)
+}
+
+// moduleAs is module, or with profiled its variant that tells a guest
+// profile of every call (guestprof.go).
+func (e *Engine) moduleAs(ctx context.Context, prog *Program, profiled bool) (wazero.Runtime, wazero.CompiledModule, error) {
+	key := modKey{prog.Hash, !prog.budget, profiled}
 	e.mu.Lock()
 	c, ok := e.mods[key]
 	if !ok {

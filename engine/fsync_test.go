@@ -8,7 +8,9 @@ import (
 	"github.com/seedfall/seedfall/engine/faults"
 )
 
-const groupsyncWorld = `{"faults": {"disk_latency": ["10ms", "10ms"]},
+// groupsync's -how fdatasync and msync need compat_overlay; one build
+// serves every test.
+const groupsyncWorld = `{"faults": {"disk_latency": ["10ms", "10ms"]}, "compat_overlay": true,
 	"nodes": [{"name": "d", "pkg": "./groupsync"}],
 	"workload": {"name": "w", "pkg": "./clockwatch", "args": ["-n", "1", "-every", "1s"]}}`
 
@@ -52,5 +54,56 @@ func TestCrashDuringSlowFsyncLosesTheWrite(t *testing.T) {
 				t.Fatalf("after a crash at %v want the restarted node to find %s:\n%s", tc.at, tc.found, out)
 			}
 		})
+	}
+}
+
+// syscall.Fsync called directly, syscall.Fdatasync and msync(MS_SYNC) of
+// compat_overlay's shim park only their goroutine as os.File.Sync does,
+// and a crash while one is in flight loses the write it would have made
+// durable.
+func TestEverySlowSyncParksOnlyItsGoroutine(t *testing.T) {
+	for _, how := range []string{"syscall", "fdatasync", "msync"} {
+		t.Run(how, func(t *testing.T) {
+			p := prepare(t, strings.Replace(groupsyncWorld, `"./groupsync"`, `"./groupsync", "args": ["-how", "`+how+`"]`, 1))
+			r := twice(t, p, 1, nil)
+			out := output(r, "d")
+			if !r.Passed || !strings.Contains(out, "while the fsync is in flight") || !strings.Contains(out, "returns at") {
+				t.Fatalf("nothing ran during the %s (%s %s):\n%s", how, r.Class, r.Reason, out)
+			}
+			start, end := lineAt(t, r, "d", "fsync starts"), lineAt(t, r, "d", "fsync returns")
+			if d := end - start; d < 10*time.Millisecond || d > 11*time.Millisecond {
+				t.Fatalf("the %s took %v, want its 10ms disk_latency:\n%s", how, d, out)
+			}
+			at := start + 5*time.Millisecond
+			sch := &faults.Schedule{Seed: 1, Faults: []faults.Fault{{At: at, Kind: faults.Crash, Node: "d", Until: at + 100*time.Millisecond}}}
+			if out := output(twice(t, p, 1, sch), "d"); !strings.Contains(out, `d#2 | found ""`) {
+				t.Fatalf("a crash while the %s was in flight kept its write:\n%s", how, out)
+			}
+		})
+	}
+}
+
+// To seedfall mutate, syscall.Fdatasync and msync(MS_SYNC), parked, are
+// fdatasyncs: the fdatasync mutant weakens them, the fsync mutant does not.
+func TestParkedFdatasyncIsAnFdatasyncToMutants(t *testing.T) {
+	for _, how := range []string{"fdatasync", "msync"} {
+		p := prepare(t, strings.Replace(groupsyncWorld, `"./groupsync"`, `"./groupsync", "args": ["-how", "`+how+`"]`, 1))
+		at := lineAt(t, run(t, p, 1, nil), "d", "fsync returns") + 500*time.Microsecond
+		sch := faults.Schedule{Seed: 1, Faults: []faults.Fault{{At: at, Kind: faults.Crash, Node: "d", Until: at + 100*time.Millisecond}}}
+		for _, tc := range []struct {
+			mutant, found string
+		}{{"", `found "before\n"`}, {"fsync", `found "before\n"`}, {"fdatasync", `found ""`}} {
+			m, err := ParseMutant(tc.mutant)
+			if tc.mutant == "" {
+				m, err = Mutant{}, nil
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := runMutant(t, p, 1, m, &sch)
+			if out := output(r, "d"); !strings.Contains(out, "d#2 | "+tc.found) {
+				t.Errorf("-how %s, mutant %q: want the restarted node to find %s:\n%s", how, tc.mutant, tc.found, out)
+			}
+		}
 	}
 }

@@ -54,6 +54,11 @@ type RunOptions struct {
 	// State fills Result.State with the world as the run ends (at StopAt,
 	// for seedfall debug).
 	State bool
+	// GuestProfile, if set, hears where the run's guest time goes
+	// (guestprof.go). The run's trace and digest are the same without it.
+	GuestProfile *GuestProfile
+	// Mutant, if set, weakens one durability guarantee (mutant.go).
+	Mutant Mutant
 }
 
 // Result is what one run of one seed gives.
@@ -74,6 +79,13 @@ type Result struct {
 	History  *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
 
 	Properties []Property // sim properties this run reached or its programs declare (properties.go)
+
+	// Mutant is RunOptions.Mutant, and Weakened how many calls and
+	// renames it weakened. Reach counts what any mutant could have
+	// weakened, with or without one (mutant.go).
+	Mutant   Mutant
+	Weakened uint64
+	Reach    disk.Reach
 }
 
 type runner struct {
@@ -110,6 +122,9 @@ type runner struct {
 	netf  *netRun  // network faults' per-run state (netfaults.go)
 	nodef *nodeRun // pauses, slowdowns and clocks (nodefaults.go)
 
+	mutant Mutant     // RunOptions.Mutant
+	mut    *mutantRun // its state, when set (mutant.go)
+
 	bug   *buggifyRun    // sim.Buggify sites (buggify.go)
 	pre   *preemptRun    // preemption inside nodes (preempt.go); nil under strategy none
 	hist  *historyRun    // sim.Put, Get and Invoke (history.go)
@@ -119,6 +134,8 @@ type runner struct {
 
 	// calls is set in pct's calibration run, which fills it (pctauto.go).
 	calls map[string]uint64
+
+	gprof *gpRun // with RunOptions.GuestProfile (guestprof.go)
 }
 
 // family is one group of fault kinds: crashes here, others in files of
@@ -184,6 +201,12 @@ type node struct {
 
 // Run runs one seed of the prepared world to its verdict.
 func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
+	if opt.GuestProfile != nil {
+		// Compiled before the run, whose wall time it is not.
+		if err := p.profiledModules(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return p.run(ctx, opt, nil)
 }
 
@@ -197,7 +220,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		w = calibrationWorld(w)
 	}
 	r := &runner{
-		p: p, w: w, seed: opt.Seed, ctx: ctx, calls: calls,
+		p: p, w: w, seed: opt.Seed, ctx: ctx, calls: calls, mutant: opt.Mutant,
 		s:        sched.New(rng.New(opt.Seed, "sched", -1)),
 		tr:       trace.New(),
 		netR:     rng.New(opt.Seed, "net", -1),
@@ -306,6 +329,9 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		// Stopped to look, not finished: no check of the run so far.
 		r.s.At(int64(opt.StopAt), func() { r.finish(fmt.Sprintf("stopped at %v to inspect", opt.StopAt)) })
 	}
+	if opt.GuestProfile != nil {
+		r.gprof = opt.GuestProfile.newRun()
+	}
 	for _, n := range r.nodes {
 		if n.prog.Role != world.RoleFinally {
 			r.start(n)
@@ -346,6 +372,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		state = r.state()
 	}
 	r.s.Shutdown()
+	r.gprof.finish()
 	for _, f := range families {
 		if f.end != nil {
 			f.end(r)
@@ -519,16 +546,18 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 	g := &memGuard{limit: uint64(r.w.MemoryLimitOf(n.prog.Program))}
 	g.onRefuse = func() { r.event(n, refusedText(g)) }
 	n.mem = g
-	rt, compiled, err := r.p.e.module(r.ctx, prog)
+	rt, compiled, err := r.p.e.moduleAs(r.ctx, prog, r.gprof != nil)
 	if err != nil {
 		r.exited(n, 0, err)
 		return
 	}
 	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), g.allocator(prog.mem))
+	ctx, gin := r.gprof.instance(ctx, n.prog.Name)
 	// Anonymous: every instance is named the same, so nothing in a trap
 	// message depends on how many instances the process made before.
 	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_start")
 	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
+	gin.end()
 	stopped := wp.Overdue() || ictx.Err() != nil
 	if mod != nil {
 		mod.Close(ctx)

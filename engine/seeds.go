@@ -44,6 +44,11 @@ func SeedRange(a, b uint64) Seeds {
 	return s
 }
 
+// Append adds seed at the end of the list, which must not hold it yet;
+// consecutive seeds share a span, so a list built seed by seed costs as
+// little as one parsed.
+func (s *Seeds) Append(seed uint64) { s.add(seedSpan{seed, seed}) }
+
 func (s *Seeds) add(sp seedSpan) {
 	if n := len(s.spans); n > 0 && s.spans[n-1].b+1 == sp.a && s.spans[n-1].b != math.MaxUint64 {
 		s.spans[n-1].b = sp.b // "1-3,4-6" is "1-6"

@@ -8,13 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/engine/trace"
 	"github.com/seedfall/seedfall/engine/world"
 	"github.com/seedfall/seedfall/starlark"
@@ -77,12 +75,7 @@ func (a *worldArgs) String() string {
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=./:,@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+func shellQuote(s string) string { return engine.ShellQuote(s) }
 
 // session is a loaded, built world and the engine that runs it.
 type session struct {
@@ -167,52 +160,29 @@ func (s *session) close() {
 }
 
 // schedulePath is where a failing seed's schedule is kept: in the world
-// file's artifact directory next to it (artifactDir).
-func (s *session) schedulePath(seed uint64) string {
-	return filepath.Join(artifactDir(s.w), fmt.Sprintf("seed-%d.faults.json", seed))
-}
+// file's artifact directory next to it (engine.SchedulePath).
+func (s *session) schedulePath(seed uint64) string { return engine.SchedulePath(s.w, seed) }
 
 // saveSchedule writes a failing seed's schedule next to the config, unless
 // a shrunk or explored schedule, or another world's, is there: then it
-// keeps that one, writes seed-N.run.faults.json, and says so.
+// keeps that one, writes seed-N.run.faults.json, and says so
+// (engine.SaveFailure).
 func (s *session) saveSchedule(res *engine.Result) (string, error) {
-	sch := *res.Schedule
-	sch.Config = s.configName()
-	if h := res.History; h != nil && len(h.HTML) > 0 {
-		// porcupine's picture of the history that is not linearizable.
-		if err := os.MkdirAll(artifactDir(s.w), 0o755); err != nil {
-			return "", err
-		}
-		if err := fsutil.WriteFile(s.historyPath(res.Seed), h.HTML, 0o644); err != nil {
-			return "", err
-		}
-	}
-	sv, err := s.saveKeeping(s.schedulePath(res.Seed), "run", &sch, "", nil)
+	sv, err := engine.SaveFailure(s.w, res)
 	if err != nil {
 		return "", err
 	}
-	s.noteSaved(sv)
-	return sv.path, nil
+	s.noteSaved(savedOf(sv))
+	return sv.Path, nil
 }
 
 // historyPath is where a seed's history that is not linearizable is drawn,
 // next to its schedule.
-func (s *session) historyPath(seed uint64) string {
-	return filepath.Join(artifactDir(s.w), fmt.Sprintf("seed-%d.history.html", seed))
-}
+func (s *session) historyPath(seed uint64) string { return engine.HistoryPath(s.w, seed) }
 
 // configName names the world a schedule belongs to: the file, and the
 // profile and overrides that changed it, since they share its schedules.
-func (s *session) configName() string {
-	name := filepath.Base(s.w.File)
-	if s.w.Profile != "" {
-		name += " -profile " + shellQuote(s.w.Profile)
-	}
-	for _, set := range s.w.Sets {
-		name += " -set " + shellQuote(set)
-	}
-	return name
-}
+func (s *session) configName() string { return engine.ConfigName(s.w) }
 
 // loadSchedule reads -faults, or the seed's saved schedule when -faults is
 // "" and one exists; nil means "draw the seed's own faults".
@@ -289,40 +259,35 @@ func wallTime(ns int64) string {
 }
 
 // tailLines returns the last n output lines of a program, or of the whole
-// run when node is "".
+// run when node is "" (engine.TailLines).
 func tailLines(lines []trace.Line, node string, n int) []trace.Line {
-	var out []trace.Line
-	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
-		if node == "" || lines[i].Node == node {
-			out = append(out, lines[i])
-		}
-	}
-	slices.Reverse(out)
-	return out
+	return engine.TailLines(lines, node, n)
 }
 
-// failureLines returns n lines of output that show why res failed: the
-// last lines of the program it is about, or of the whole run, unless the
-// engine points at a line to show from (Result.CauseLine).
-func failureLines(res *engine.Result, n int) []trace.Line {
-	i := res.CauseLine()
-	if i < 0 {
-		return tailLines(res.Lines, res.Node, n)
-	}
-	var out []trace.Line
-	for _, l := range res.Lines[i:] {
-		if len(out) == n {
-			break
-		}
-		if res.Node == "" || l.Node == res.Node {
-			out = append(out, l)
-		}
-	}
-	return out
-}
+// failureLines returns n lines of output that show why res failed
+// (Result.FailureLines).
+func failureLines(res *engine.Result, n int) []trace.Line { return res.FailureLines(n) }
 
 // printVerdict prints one seed's outcome for a person.
 func (s *session) printVerdict(w io.Writer, res *engine.Result, replay string) {
+	printVerdictWith(w, res, replay, s.historyShown(res, replay))
+}
+
+// historyShown is the page of res's history that is not linearizable, as a
+// verdict with a replay command names it, or "".
+func (s *session) historyShown(res *engine.Result, replay string) string {
+	if replay != "" && res.History != nil && len(res.History.HTML) > 0 {
+		if _, err := os.Stat(s.historyPath(res.Seed)); err == nil {
+			return displayPath(s.historyPath(res.Seed))
+		}
+	}
+	return ""
+}
+
+// printVerdictWith prints one seed's outcome for a person, with the
+// command that replays it and the page of its history that is not
+// linearizable, when they are not "".
+func printVerdictWith(w io.Writer, res *engine.Result, replay, history string) {
 	if res.Passed {
 		fmt.Fprintf(w, "PASS seed %d at t=%s (%s; %d scheduler steps, %s real)\n", res.Seed, simTime(res.SimNs), res.Reason, res.Steps, wallTime(res.WallNs))
 		return
@@ -334,10 +299,8 @@ func (s *session) printVerdict(w io.Writer, res *engine.Result, replay string) {
 	}
 	if replay != "" {
 		fmt.Fprintf(w, "  replay: %s\n", replay)
-		if res.History != nil && len(res.History.HTML) > 0 {
-			if _, err := os.Stat(s.historyPath(res.Seed)); err == nil {
-				fmt.Fprintf(w, "  history: %s (open it in a browser)\n", displayPath(s.historyPath(res.Seed)))
-			}
+		if history != "" {
+			fmt.Fprintf(w, "  history: %s (open it in a browser)\n", history)
 		}
 	}
 }
@@ -367,19 +330,28 @@ type jsonResult struct {
 	// digest is the same on any machine for the same version. Lines of
 	// run -json and replay -json carry it.
 	Seedfall string `json:"seedfall,omitempty"`
+	// Mutant is the mutant the seed ran under (replay -mutant), and
+	// Weakened how many calls it weakened.
+	Mutant   string `json:"mutant,omitempty"`
+	Weakened uint64 `json:"weakened,omitempty"`
 }
 
 func newJSONResult(res *engine.Result, schedule string) jsonResult {
 	return jsonResult{Seed: res.Seed, Passed: res.Passed, Class: res.Class, Reason: res.Reason, Node: res.Node,
 		SimNs: res.SimNs, WallNs: res.WallNs, Steps: res.Steps, Digest: res.Digest, Faults: len(res.Schedule.Faults), Schedule: schedule,
-		History: res.History, Properties: res.Properties}
+		History: res.History, Properties: res.Properties, Mutant: res.Mutant.String(), Weakened: res.Weakened}
 }
 
-func writeJSON(w io.Writer, res *engine.Result, schedule string) {
+// jsonLine is a seed's run -json object.
+func jsonLine(res *engine.Result, schedule string) []byte {
 	r := newJSONResult(res, schedule)
 	r.Seedfall = seedfallVersion()
 	b, _ := json.Marshal(r)
-	fmt.Fprintf(w, "%s\n", b)
+	return b
+}
+
+func writeJSON(w io.Writer, res *engine.Result, schedule string) {
+	fmt.Fprintf(w, "%s\n", jsonLine(res, schedule))
 }
 
 // flagSet reports whether the flag was given on the command line.
@@ -404,6 +376,8 @@ type seedArgs struct {
 	verb   string // "replay", "debug": for the message when -seed is missing
 	seed   *uint64
 	faults *string
+	mutant *string       // -mutant, for the commands withMutant gives it (mutate.go)
+	mut    engine.Mutant // -mutant as read by open
 }
 
 func seedFlags(fs *flag.FlagSet, verb string) *seedArgs {
@@ -418,8 +392,16 @@ func (a *seedArgs) open(ctx context.Context, wa *worldArgs, stderr io.Writer) (s
 	if !flagSet(a.fs, "seed") {
 		return nil, nil, "", fmt.Errorf("say which seed to %s: -seed N", a.verb)
 	}
+	if err := a.readMutant(); err != nil {
+		return nil, nil, "", err
+	}
 	if s, err = open(ctx, wa, stderr); err != nil {
 		return nil, nil, "", err
+	}
+	if a.mut.Kind != "" && *a.faults == "" {
+		// A seed's saved schedule is from a run without the mutant: the
+		// seed draws its own faults, as seedfall mutate ran it.
+		return s, nil, "", nil
 	}
 	if sch, from, err = s.loadSchedule(*a.faults, *a.seed); err != nil {
 		s.close()

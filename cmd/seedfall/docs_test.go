@@ -183,6 +183,9 @@ var (
 		{regexp.MustCompile(`(\d+ runs?, [a-z_]+), ` + durPat + `;`), "$1, <T>;"},
 		{regexp.MustCompile(`"seedfall":"[^"]*"`), `"seedfall":"<V>"`},
 		{regexp.MustCompile(`^seedfall \S+ \((?:commit [0-9a-f]+(?:\+dirty)?, )?go\S+ \S+/\S+\)$`), "seedfall <VERSION>"},
+		// go test's times: "--- FAIL: TestKV/seed=1 (0.07s)", "ok  \tpkg\t1.2s".
+		{regexp.MustCompile(`^(\s*--- (?:PASS|FAIL|SKIP): \S+) \([0-9.]+s\)$`), "$1 (<T>)"},
+		{regexp.MustCompile(`^((?:ok  |FAIL)\t\S+\t)(?:[0-9.]+s|\(cached\))$`), "$1<T>"},
 	}
 	// progressRe is a line a slow build or sweep prints every few seconds
 	// to a stderr that is not a terminal (logprogress.go): how many there

@@ -19,7 +19,7 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 	cfg := worldFlags(fs)
 	node := fs.String("node", "", "show only this program's disk")
 	at := fs.Duration("at", 0, "stop the run at this virtual time and show the disks then (default: the end of the run)")
-	sa := seedFlags(fs, "inspect")
+	sa := seedFlags(fs, "inspect").withMutant()
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -40,11 +40,12 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("-node %q is not in %s (it has %s)", *node, s.cfg, strings.Join(names, ", "))
 	}
-	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch, StopAt: *at, KeepDisks: true})
+	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch, StopAt: *at, KeepDisks: true, Mutant: sa.mut})
 	if err != nil {
 		return err
 	}
 	printSource(stdout, *seed, sch, from)
+	printMutantLine(stdout, res)
 	s.printStopVerdict(stdout, res, *at) // stopped.go
 	for _, nd := range res.Disks {
 		if *node == "" || nd.Node == *node {

@@ -14,7 +14,7 @@ func logsCmd(args []string, stdout, stderr io.Writer) error {
 	cfg := worldFlags(fs)
 	node := fs.String("node", "", "print only this program's lines")
 	tail := fs.Int("tail", 0, "print only the last N lines (0: all)")
-	sa := seedFlags(fs, "print the logs of")
+	sa := seedFlags(fs, "print the logs of").withMutant()
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func logsCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("-node %q: no such program in %s (it has %v)", *node, s.cfg, names)
 	}
-	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *sa.seed, Schedule: sch})
+	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *sa.seed, Schedule: sch, Mutant: sa.mut})
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ type command struct {
 // commands are the subcommands. A command in a file of its own adds itself
 // with an init function that calls register.
 var commands = []command{
-	{"run", "-c seedfall.json -seeds 1-500 [-parallel K] [-json] [-report out.html] [-pinned=false]", runCmd},
+	{"run", "-c seedfall.json -seeds 1-500 [-parallel K] [-json] [-report out.html] [-pinned=false] [-shard K/N|auto] [-out DIR]", runCmd},
 	{"replay", "-c seedfall.json -seed N [-faults FILE] [-json]", replayCmd},
 	{"logs", "-c seedfall.json -seed N [-node NAME] [-tail N] [-faults FILE]", logsCmd},
 	{"inspect", "-c seedfall.json -seed N [-node NAME] [-at T] [-faults FILE]", inspectCmd},

@@ -52,6 +52,9 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("EXAMPLES", examples)
+			// The directory of the seedfall command testscript made, first
+			// on PATH: a script can leave the rest of PATH out.
+			env.Setenv("SEEDFALL_BINDIR", filepath.SplitList(env.Getenv("PATH"))[0])
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

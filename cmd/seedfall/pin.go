@@ -104,6 +104,12 @@ func (s *session) loadPinned() ([]pinned, error) {
 // runPinned replays every pinned regression and reports each one; it
 // returns how many still fail.
 func (s *session) runPinned(ctx context.Context, stdout io.Writer, asJSON bool) (int, error) {
+	return s.runPinnedEach(ctx, stdout, asJSON, nil)
+}
+
+// runPinnedEach is runPinned, and hands each replay to each, if not nil,
+// as a results directory keeps it.
+func (s *session) runPinnedEach(ctx context.Context, stdout io.Writer, asJSON bool, each func(rec pinnedRecord, res *engine.Result)) (int, error) {
 	pins, err := s.loadPinned()
 	if err != nil || len(pins) == 0 {
 		return 0, err
@@ -114,23 +120,36 @@ func (s *session) runPinned(ctx context.Context, stdout io.Writer, asJSON bool) 
 		if err != nil {
 			return 0, fmt.Errorf("pinned regression %s: %w", p.name, err)
 		}
-		if asJSON {
-			writeJSON(stdout, res, displayPath(p.path))
-			if !res.Passed {
-				failing++
-			}
-			continue
+		rec := pinnedRecord{Name: p.name, Path: displayPath(p.path), Result: jsonLine(res, displayPath(p.path)),
+			Replay: fmt.Sprintf("seedfall replay %s -seed %d -faults %s", s.args, p.sch.Seed, shellQuote(displayPath(p.path)))}
+		if !res.Passed {
+			failing++
 		}
-		if res.Passed {
-			fmt.Fprintf(stdout, "pinned %s (seed %d): passes now\n", p.name, p.sch.Seed)
-			continue
+		printPinned(stdout, asJSON, rec, res)
+		if each != nil {
+			each(rec, res)
 		}
-		failing++
-		fmt.Fprintf(stdout, "pinned %s (seed %d): STILL FAILS at t=%s: %s: %s\n", p.name, p.sch.Seed, simTime(res.SimNs), res.Class, res.Reason)
-		fmt.Fprintf(stdout, "  replay: seedfall replay %s -seed %d -faults %s\n", s.args, p.sch.Seed, shellQuote(displayPath(p.path)))
 	}
-	if !asJSON {
-		fmt.Fprintf(stdout, "%s: %d pass, %d still fail\n", plural(len(pins), "pinned regression"), len(pins)-failing, failing)
-	}
+	printPinnedTotal(stdout, asJSON, len(pins), failing)
 	return failing, nil
+}
+
+// printPinned prints one pinned regression's replay.
+func printPinned(w io.Writer, asJSON bool, rec pinnedRecord, res *engine.Result) {
+	switch {
+	case asJSON:
+		fmt.Fprintf(w, "%s\n", rec.Result)
+	case res.Passed:
+		fmt.Fprintf(w, "pinned %s (seed %d): passes now\n", rec.Name, res.Seed)
+	default:
+		fmt.Fprintf(w, "pinned %s (seed %d): STILL FAILS at t=%s: %s: %s\n", rec.Name, res.Seed, simTime(res.SimNs), res.Class, res.Reason)
+		fmt.Fprintf(w, "  replay: %s\n", rec.Replay)
+	}
+}
+
+// printPinnedTotal prints how many pinned regressions still fail.
+func printPinnedTotal(w io.Writer, asJSON bool, n, failing int) {
+	if !asJSON && n > 0 {
+		fmt.Fprintf(w, "%s: %d pass, %d still fail\n", plural(n, "pinned regression"), n-failing, failing)
+	}
 }

@@ -12,11 +12,16 @@ import (
 func replayCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("replay", stderr)
 	cfg := worldFlags(fs)
-	sa := seedFlags(fs, "replay")
+	sa := seedFlags(fs, "replay").withMutant()
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	gprof := guestProfileFlag(fs) // guestprofile.go
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := gprof.open(); err != nil {
+		return err
+	}
+	defer gprof.write(stderr)
 	ctx := context.Background()
 	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
@@ -24,7 +29,7 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer s.close()
 	seed := sa.seed
-	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch})
+	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch, GuestProfile: gprof.profile(), Mutant: sa.mut})
 	if err != nil {
 		return err
 	}
@@ -44,6 +49,7 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 // where its faults came from, the faults, the verdict and the properties.
 func (s *session) printReplay(w io.Writer, res *engine.Result, sch *faults.Schedule, from string) {
 	printSource(w, res.Seed, sch, from)
+	printMutantLine(w, res)
 	for i, f := range res.Schedule.Faults {
 		fmt.Fprintf(w, "  %-3d %s\n", i+1, faults.Describe(f))
 	}

@@ -103,16 +103,23 @@ type seedSpan struct{ a, b uint64 }
 
 // newSweepReport returns nil when path is "".
 func newSweepReport(s *session, path string) *sweepReport {
+	var nodes []string
+	for _, p := range s.w.Programs() {
+		nodes = append(nodes, p.Name)
+	}
+	return newSweepReportOf(path, s.configName(), s.args, seedfallVersion(), nodes)
+}
+
+// newSweepReportOf is newSweepReport for the world named name (configName),
+// given by args, with these programs, run by that version of seedfall.
+func newSweepReportOf(path, name, args, version string, nodes []string) *sweepReport {
 	if path == "" {
 		return nil
 	}
-	r := &sweepReport{path: path, rep: report.Report{Title: "seedfall report: " + s.configName(), Config: s.args, Version: seedfallVersion()}}
+	r := &sweepReport{path: path, rep: report.Report{Title: "seedfall report: " + name, Config: args, Version: version}, nodes: nodes}
 	r.rep.Summary = &r.sum
 	r.sum.Classes = map[string]int{}
 	r.cov = coverage{require: new(bool), index: map[[2]string]*covProp{}}
-	for _, p := range s.w.Programs() {
-		r.nodes = append(r.nodes, p.Name)
-	}
 	return r
 }
 

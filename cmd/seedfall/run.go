@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"time"
@@ -20,9 +21,12 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	parallel := fs.Int("parallel", defaultParallel(), "worlds run at once (one per core; a world never spreads over cores)")
 	asJSON := fs.Bool("json", false, "print one JSON object per seed")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of seedfall itself to this file")
+	gprof := guestProfileFlag(fs) // guestprofile.go
 	reportPath := fs.String("report", "", "write an HTML report of the sweep to this file")
 	withPinned := fs.Bool("pinned", true, "replay the regressions pinned next to the config (seedfall pin) before the seeds")
 	cov := coverageFlags(fs) // coverage.go
+	shardSpec := fs.String("shard", "", "run the K-th of N parts of the seeds, as K/N (seed i of the list, from 0, is in part i mod N + 1), or auto under a Slurm array or a Kubernetes Indexed Job")
+	ra := resultsFlags(fs, "write the results to this `dir`, for seedfall merge and -baseline (with -shard: to DIR/shard-K-of-N)") // results_sweep.go
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -37,6 +41,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if err := gprof.open(); err != nil {
+		return err
+	}
+	defer gprof.write(stderr)
 	list := engine.OneSeed(*seed)
 	if *seeds != "" {
 		var err error
@@ -47,6 +55,17 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("say which seeds to run: -seed N or -seeds 1-500")
 	}
 	if err := checkParallel(*parallel); err != nil {
+		return err
+	}
+	sh, err := parseShard(*shardSpec, os.Getenv) // shard.go
+	if err != nil {
+		return err
+	}
+	if *ra.baseline != "" && !sh.whole() {
+		return fmt.Errorf("-baseline with -shard would triage a part of the sweep as if it were all of it: merge the shards, then triage them with seedfall merge -baseline %s DIR", shellQuote(*ra.baseline))
+	}
+	base, err := loadBaseline(*ra.baseline, stderr) // triage.go
+	if err != nil {
 		return err
 	}
 	// One world is one goroutine group passing a baton: with idle Ps around,
@@ -66,12 +85,40 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		return stoppedBy(ctx, err)
 	}
 	defer s.close()
-	rep := newSweepReport(s, *reportPath)
-	pinnedFailing := 0
-	if *withPinned {
-		if pinnedFailing, err = s.runPinned(ctx, stdout, *asJSON); err != nil {
+	size := sh.count(list.Len()) // the seeds this command runs
+	if !sh.whole() {
+		from := ""
+		if sh.from != "" {
+			from = " (" + sh.from + ")"
+		}
+		fmt.Fprintf(stderr, "seedfall: shard %d of %d%s: %d of the %s of -seeds %s\n", sh.k, sh.n, from, size, plural(list.Len(), "seed"), list)
+	}
+	pinned := *withPinned && sh.k <= 1 // the pinned regressions run in shard 1 only
+	id, build, err := s.identity()     // results.go
+	if err != nil {
+		return err
+	}
+	o := newSweepOutput(stdout, stderr, *asJSON, size, cov, newSweepReport(s, *reportPath), id, ra)
+	o.base, o.findings = base, base.findingSet()
+	if *ra.out != "" {
+		dir := *ra.out
+		meta := &resultsMeta{Seedfall: seedfallVersion(), World: id, Build: build, Seeds: list.String(), Total: list.Len(),
+			Count: size, Pinned: pinned}
+		if !sh.whole() {
+			dir = filepath.Join(dir, sh.dirName())
+			meta.Shard = &shardMeta{Index: sh.k, Count: sh.n, From: sh.from}
+		}
+		for _, p := range s.w.Programs() {
+			meta.Nodes = append(meta.Nodes, p.Name)
+		}
+		if o.out, err = createResults(dir, meta); err != nil {
+			return err
+		}
+	}
+	if pinned {
+		if _, err = s.runPinnedEach(ctx, stdout, *asJSON, o.pinnedRun); err != nil {
 			if interrupted(ctx) {
-				fmt.Fprintf(stderr, "%s (while replaying the pinned regressions)\n", interruptedLine(0, list.Len()))
+				fmt.Fprintf(stderr, "%s (while replaying the pinned regressions)\n", interruptedLine(0, size))
 				return errInterrupted
 			}
 			return err
@@ -80,48 +127,40 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 
 	start := time.Now()
 	// Print in seed order, whatever order the workers finish in.
-	progress := isTerminal(stderr) && !*asJSON && list.Len() > 1
-	passed, failed := 0, 0
+	progress := isTerminal(stderr) && !*asJSON && size > 1
 	var shown time.Time
-	var failedSeeds seedTally
 	var logp *logProgress
-	if list.Len() > 1 {
+	if size > 1 {
 		logp = startLogProgress(stderr) // logprogress.go: when stderr is not a terminal
 	}
-	ran, runErr := s.sweep(ctx, list, *parallel, nil, func(res *engine.Result) {
-		defer func() { logp.seeds(passed+failed, list.Len(), failed) }()
-		cov.add(res)
-		schedule, replay := "", s.replayCommand(res.Seed)
-		if res.Passed {
-			passed++
-		} else {
-			failed++
-			failedSeeds.add(res.Seed)
+	ran, runErr := s.sweepSeq(ctx, sh.seeds(list), *parallel, gprof.runOptions(), func(res *engine.Result) {
+		defer func() { logp.seeds(o.passed+o.failed, size, o.failed) }()
+		oc := &seedOutcome{res: res, replay: s.replayCommand(res.Seed)}
+		if !res.Passed {
 			if path, err := s.saveSchedule(res); err != nil {
 				fmt.Fprintf(stderr, "seedfall: could not save the schedule of seed %d: %v\n", res.Seed, err)
 			} else {
-				schedule, replay = displayPath(path), s.replayWith(res.Seed, path)
+				oc.schedule, oc.replay = displayPath(path), s.replayWith(res.Seed, path)
+			}
+			oc.history = s.historyShown(res, oc.replay)
+			if o.out != nil {
+				sch := *res.Schedule
+				sch.Config = s.configName()
+				oc.scheduleJSON, _ = sch.MarshalJSON()
+				if res.History != nil && len(res.History.HTML) > 0 {
+					oc.historyHTML = res.History.HTML
+				}
 			}
 		}
-		rep.add(res, replay)
+		oc.line = jsonLine(res, oc.schedule)
 		if progress && (!res.Passed || *asJSON) {
 			fmt.Fprint(stderr, "\r\033[K") // the line about to be printed replaces it
 		}
-		switch {
-		case *asJSON:
-			writeJSON(stdout, res, schedule)
-		case res.Passed && list.Len() == 1:
-			s.printVerdict(stdout, res, "")
-		case !res.Passed && failed <= detailedFailures:
-			s.printVerdict(stdout, res, replay)
-		case !res.Passed:
-			// Past the first few, one line each keeps a long sweep readable.
-			fmt.Fprintf(stdout, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)
-		}
-		if done := passed + failed; progress && (time.Since(shown) > 100*time.Millisecond || done == list.Len()) {
+		o.seed(oc)
+		if done := o.passed + o.failed; progress && (time.Since(shown) > 100*time.Millisecond || done == size) {
 			shown = time.Now()
 			el := time.Since(start).Seconds()
-			fmt.Fprintf(stderr, "\r\033[K%d/%d seeds, %.0f seeds/s, %d failed", done, list.Len(), float64(done)/el, failed)
+			fmt.Fprintf(stderr, "\r\033[K%d/%d seeds, %.0f seeds/s, %d failed", done, size, float64(done)/el, o.failed)
 		}
 	})
 	logp.end()
@@ -129,22 +168,10 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if runErr != nil {
+		o.out.finish(nil)
 		return runErr
 	}
-	stopped := interrupted(ctx) && ran < list.Len()
-	if !*asJSON && list.Len() > 1 {
-		el := time.Since(start)
-		fmt.Fprintf(stdout, "%d seeds: %d passed, %d failed%s in %s (%.0f seeds/s)\n",
-			ran, passed, failed, &failedSeeds, el.Round(time.Millisecond), float64(ran)/el.Seconds())
-	}
-	unmet := cov.write(stdout, stderr, *asJSON)
-	if err := rep.finish(stderr, stderr, stopped, ran, list.Len()); err != nil {
-		return err
-	}
-	if failed > 0 || pinnedFailing > 0 || unmet {
-		return errFailed
-	}
-	return nil
+	return o.finish(time.Since(start), interrupted(ctx) && ran < size, ran, size)
 }
 
 // detailedFailures is how many failing seeds of a sweep get their last

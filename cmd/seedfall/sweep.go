@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"iter"
 	"sync"
 
 	"github.com/seedfall/seedfall/engine"
@@ -31,13 +32,18 @@ type sweepJob struct {
 // failed to run at all is skipped too, and the others still run, as
 // before; an error of opts stops the sweep.
 func (s *session) sweep(ctx context.Context, seeds engine.Seeds, parallel int, opts func(seed uint64) (engine.RunOptions, error), each func(res *engine.Result)) (ran int, firstErr error) {
+	return s.sweepSeq(ctx, seeds.All(), parallel, opts, each)
+}
+
+// sweepSeq is sweep over the seeds seeds yields: a shard's, say.
+func (s *session) sweepSeq(ctx context.Context, seeds iter.Seq[uint64], parallel int, opts func(seed uint64) (engine.RunOptions, error), each func(res *engine.Result)) (ran int, firstErr error) {
 	parallel = max(parallel, 1)
 	order := make(chan *sweepJob, 2*parallel) // to the caller, in seed order
 	work := make(chan *sweepJob)              // to the workers
 	go func() {
 		defer close(order)
 		defer close(work)
-		for seed := range seeds.All() {
+		for seed := range seeds {
 			if ctx.Err() != nil {
 				return
 			}

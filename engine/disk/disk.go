@@ -54,6 +54,13 @@ type Options struct {
 	// Capacity is the disk's size in bytes (disk_bytes); 0 is unlimited.
 	// See WriteAt for what a full disk does.
 	Capacity int64
+	// Weaken, if set, is asked about each sync that would make something
+	// durable (mutant.go); true makes it a no-op that succeeds: it counts
+	// as a disk op, OnOp is not asked, and nothing becomes durable.
+	Weaken func(SyncCall) bool
+	// Tear, if set, is asked at each crash about every rename that is
+	// still pending (strict dirs), in order, and may keep it in half.
+	Tear func(DirOp) Tear
 }
 
 // OpKind says what a data operation is.
@@ -139,6 +146,9 @@ type Disk struct {
 	strict bool
 	now    func() int64
 	onOp   func(Op) errno.Errno
+	weaken func(SyncCall) bool
+	tear   func(DirOp) Tear
+	reach  Reach // what a mutant could weaken (mutant.go)
 
 	root       *inode
 	rootHandle *Handle
@@ -177,7 +187,8 @@ type Disk struct {
 
 // New returns an empty disk holding only its root directory.
 func New(opts Options) *Disk {
-	d := &Disk{strict: opts.StrictDirs, now: opts.Now, onOp: opts.OnOp, nsGen: 1, epoch: 1, capacity: opts.Capacity, readFlip: -1}
+	d := &Disk{strict: opts.StrictDirs, now: opts.Now, onOp: opts.OnOp, weaken: opts.Weaken, tear: opts.Tear,
+		nsGen: 1, epoch: 1, capacity: opts.Capacity, readFlip: -1}
 	if d.now == nil {
 		d.now = func() int64 { return 0 }
 	}
@@ -413,6 +424,10 @@ func (d *Disk) truncate(n *inode, size int64) errno.Errno {
 // already are). It is an fsync that completes as it starts:
 // SyncTo(SyncMark()).
 func (h *Handle) Sync() errno.Errno { return h.SyncTo(h.SyncMark()) }
+
+// SyncAs is Sync asked for by another call than fsync (fdatasync, a write
+// through O_SYNC), which only Options.Weaken tells apart.
+func (h *Handle) SyncAs(kind SyncKind) errno.Errno { return h.SyncToAs(h.SyncMark(), kind) }
 
 // Stat describes the open file; a zero Stat on an invalid handle.
 func (h *Handle) Stat() Stat {

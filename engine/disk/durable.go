@@ -400,7 +400,27 @@ func (d *Disk) CrashWith(m CrashModel) CrashReport {
 		if i < 0 || i >= len(p.Dirs) || (j > 0 && i <= keep[j-1]) {
 			panic(fmt.Sprintf("disk: crash model kept directory operations %v of %d: indices must be ascending and in range", keep, len(p.Dirs)))
 		}
-		applyEffects(&d.dirLog[i])
+	}
+	if torn := d.tears(); torn != nil {
+		// A torn rename keeps its half whether or not the model kept it;
+		// the others apply as the model says, all in their order.
+		k := 0
+		for i := range d.dirLog {
+			kept := k < len(keep) && keep[k] == i
+			if kept {
+				k++
+			}
+			switch {
+			case torn[i] != TearNone:
+				applyTorn(&d.dirLog[i], torn[i])
+			case kept:
+				applyEffects(&d.dirLog[i])
+			}
+		}
+	} else {
+		for _, i := range keep {
+			applyEffects(&d.dirLog[i])
+		}
 	}
 	clear(d.dirLog)
 	d.dirLog = d.dirLog[:0]

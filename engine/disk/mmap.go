@@ -114,12 +114,33 @@ func (m *Mapping) Sync() errno.Errno {
 	if m.gone {
 		return errno.EBADF
 	}
+	return m.SyncTo(m.SyncMark())
+}
+
+// SyncMark is the start of an msync(MS_SYNC) that takes time: it takes in
+// the stores of every writable mapping of the file, and returns what the
+// msync covers, for SyncTo. It is 0 once the mapping is gone.
+func (m *Mapping) SyncMark() uint64 {
+	if m.gone {
+		return 0
+	}
+	m.d.takeIn(m.n, 0, m.n.data.size)
+	return m.d.seq
+}
+
+// SyncTo is the completion of an msync(MS_SYNC) started at mark (from
+// SyncMark): the file's writes logged up to mark become durable, as
+// Handle.SyncTo makes them; to a mutant it is an fdatasync. An msync in
+// flight completes even if the mapping has been unmapped since.
+func (m *Mapping) SyncTo(mark uint64) errno.Errno {
 	d, n := m.d, m.n
-	d.takeIn(n, 0, n.data.size)
-	if e := d.syncOp(n, d.seq); e != 0 {
+	if d.weakened(n, mark, SyncData) {
+		return 0
+	}
+	if e := d.syncOp(n, mark); e != 0 {
 		return e
 	}
-	d.syncFile(n)
+	d.syncFileTo(n, mark)
 	return 0
 }
 

@@ -61,11 +61,18 @@ func (h *Handle) SyncMark() uint64 {
 // the operations up to mark write. A mark older than operations that an
 // earlier Sync or SyncTo already made durable is no error: they are not
 // written again.
-func (h *Handle) SyncTo(mark uint64) errno.Errno {
+func (h *Handle) SyncTo(mark uint64) errno.Errno { return h.SyncToAs(mark, SyncFsync) }
+
+// SyncToAs is SyncTo asked for by another call than fsync (fdatasync, a
+// write through O_SYNC), which only Options.Weaken tells apart.
+func (h *Handle) SyncToAs(mark uint64, kind SyncKind) errno.Errno {
 	if e := h.check(); e != 0 {
 		return e
 	}
 	n := h.n
+	if h.d.weakened(n, mark, kind) {
+		return 0
+	}
 	if e := h.d.syncOp(n, mark); e != 0 {
 		return e
 	}

@@ -24,7 +24,7 @@ const (
 	kindConn
 	kindListener
 	kindUDP
-	kindFsync // an fsync in flight (fsync.go)
+	kindWait // an fsync or msync in flight (fsync.go)
 )
 
 type fdEntry struct {
@@ -43,7 +43,7 @@ type fdEntry struct {
 	conn     *netsim.Conn
 	lis      *netsim.Listener
 	udp      *netsim.UDPConn
-	fsync    *fsyncOp
+	wait     *waitOp
 }
 
 // WASI file types.
@@ -193,6 +193,15 @@ func fdClose(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 }
 
 func fdSync(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	return syncFd(ctx, m, s, disk.SyncFsync)
+}
+
+func fdDatasync(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+	return syncFd(ctx, m, s, disk.SyncData)
+}
+
+// syncFd is fd_sync and fd_datasync, which differ only to a mutant.
+func syncFd(ctx context.Context, m api.Module, s []uint64, kind disk.SyncKind) errno.Errno {
 	p := proc(ctx)
 	e := p.fd(uint32(s[0]))
 	if e == nil {
@@ -200,18 +209,11 @@ func fdSync(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	}
 	switch e.kind {
 	case kindFile, kindDir:
-		if e.readonly {
-			return 0
-		}
-		// A slow fsync holds up the whole node: a wasip1 guest runs every
+		// A program that calls fd_sync itself (a prebuilt module, or
+		// one built without the fsync overlay) waits here, and a slow
+		// fsync holds up the whole node: a wasip1 guest runs every
 		// goroutine on one thread.
-		if p.SyncDelay != nil {
-			if d := p.SyncDelay(); d > 0 {
-				until := p.Now() + d
-				p.block(ctx, m, func() int64 { return until })
-			}
-		}
-		return e.h.Sync()
+		return p.await(ctx, m, p.startFsync(e, kind))
 	case kindStdout, kindStderr, kindStdin:
 		return errno.EINVAL
 	}
@@ -542,7 +544,7 @@ func writev(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64,
 		// O_SYNC: the write returns once it is durable, and reports the
 		// fsync's error (EIO) as its own, as Linux does.
 		if e.sync && total > 0 {
-			if en := e.h.Sync(); en != 0 {
+			if en := e.h.SyncAs(disk.SyncWrite); en != 0 {
 				return en
 			}
 		}

@@ -147,40 +147,15 @@ func (p *Process) covering(addr, length uint32) ([]*procMap, bool) {
 	return out, cur >= end
 }
 
+// msync called directly (a prebuilt module, or one built without the
+// fsync overlay) waits here: a slow MS_SYNC holds up the whole node.
 func msync(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	p := proc(ctx)
-	addr, length, flags := uint32(s[0]), uint32(s[1]), uint32(s[2])
-	if flags&^(msAsync|msInvalidate|msSync) != 0 || flags&(msAsync|msSync) == msAsync|msSync {
-		return errno.EINVAL
+	op, en := p.startMsync(uint32(s[0]), uint32(s[1]), uint32(s[2]))
+	if en != 0 {
+		return en
 	}
-	if length == 0 {
-		return 0
-	}
-	maps, ok := p.covering(addr, length)
-	if !ok {
-		return errno.ENOMEM
-	}
-	for _, pm := range maps {
-		if pm.m == nil {
-			continue
-		}
-		from := int64(max(addr, pm.addr) - pm.addr)
-		to := int64(min(uint64(addr)+uint64(length), pm.end()) - uint64(pm.addr))
-		pm.m.Flush(from, to)
-		if flags&msSync == 0 {
-			continue
-		}
-		if p.SyncDelay != nil {
-			if d := p.SyncDelay(); d > 0 {
-				until := p.Now() + d
-				p.block(ctx, m, func() int64 { return until })
-			}
-		}
-		if en := pm.m.Sync(); en != 0 {
-			return en
-		}
-	}
-	return 0
+	return p.await(ctx, m, op)
 }
 
 func mprotect(ctx context.Context, m api.Module, s []uint64) errno.Errno {

@@ -36,8 +36,8 @@ func (e *fdEntry) readyAt(now int64, write bool) int64 {
 			return e.udp.WritableAt()
 		}
 		return e.udp.ReadableAt()
-	case kindFsync:
-		return e.fsync.doneAt
+	case kindWait:
+		return e.wait.doneAt
 	}
 	return now // files, directories and stdio never block
 }

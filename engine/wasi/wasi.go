@@ -216,7 +216,7 @@ var wasiFuncs = []hostFunc{
 	fn("clock_res_get", vt(i32, i32), clockResGet),
 	fn("clock_time_get", vt(i32, i64, i32), clockTimeGet),
 	fn("fd_close", vt(i32), fdClose),
-	fn("fd_datasync", vt(i32), fdSync),
+	fn("fd_datasync", vt(i32), fdDatasync),
 	fn("fd_fdstat_get", vt(i32, i32), fdFdstatGet),
 	fn("fd_fdstat_set_flags", vt(i32, i32), fdFdstatSetFlags),
 	fn("fd_fdstat_set_rights", vt(i32, i64, i64), fdFdstatSetRights),

@@ -32,9 +32,10 @@ var (
 	root      = flag.String("root", ".", "the repository root")
 	seeds     = flag.Int("seeds", 500, "seeds per throughput row")
 	cold      = flag.Bool("cold", true, "measure a first run from empty caches (takes a while: Go builds the standard library for wasip1)")
-	only      = flag.String("only", "", `print one section only: "cpu" (CPU time against free CPU)`)
+	only      = flag.String("only", "", `print one section only: "cpu" (CPU time against free CPU), "merge" (seedfall merge of 10,000 seeds)`)
 	cpuRounds = flag.Int("cpurounds", 3, "interleaved rounds of the CPU time against free CPU comparison")
 	netSeeds  = flag.Int("netseeds", 2, "seeds of the 5-node chatting world (about 20s of real time each)")
+	mergeRuns = flag.Int("mergerounds", 3, "runs of each seedfall merge of 10,000 seeds")
 )
 
 func main() {
@@ -43,8 +44,12 @@ func main() {
 	check(err)
 	defer os.RemoveAll(cache)
 
-	if *only == "cpu" {
+	switch *only {
+	case "cpu":
 		PrintCPUFigures(cache, *cpuRounds, *seeds/5)
+		return
+	case "merge":
+		PrintMergeFigures(cache, *mergeRuns)
 		return
 	}
 	trivial := filepath.Join(*root, "scripts/benchtool/trivial/seedfall.json")
@@ -113,6 +118,7 @@ func main() {
 	fmt.Println("per core, sim/wall, steps/s: over the real time the runs themselves took.")
 
 	PrintWorkflow(cache)
+	PrintMergeFigures(cache, *mergeRuns)
 	PrintCPUFigures(cache, *cpuRounds, *seeds/5)
 
 	nf, err := BenchNet(context.Background(), *root, *netSeeds)

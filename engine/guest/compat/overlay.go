@@ -12,11 +12,14 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
 )
 
 //go:embed shims
@@ -52,6 +55,7 @@ var Hash = sync.OnceValue(func() string {
 			return nil
 		})
 	}
+	h.Write(fsyncoverlay.Sources()) // Msync and Fdatasync park through it
 	return hex.EncodeToString(h.Sum(nil))
 })
 
@@ -89,6 +93,14 @@ func Overlay(goroot string, pkgs []Package, on bool) (*Files, error) {
 				return nil, fmt.Errorf("compat_overlay: package syscall: %v", err)
 			}
 			f.GOROOT["src/syscall/seedfall_compat_wasip1.go"] = src
+			// Its Msync and Fdatasync park through the fsync overlay,
+			// which every build from source has: add it here too, for
+			// builds that ask for compat_overlay alone.
+			sync, err := fsyncoverlay.Files(goroot)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(f.GOROOT, sync)
 		case "golang.org/x/sys/unix":
 			unix = &p
 		}

@@ -1,9 +1,11 @@
 // Package fsyncoverlay owns the guest side of fsyncs that park only their
-// goroutine: the `go build -overlay` files that make os.File.Sync (through
-// internal/poll's FD.Fsync) of a GOOS=wasip1 guest start the fsync on the
-// host and wait for its completion through the runtime's netpoll, as a
-// socket read waits for data. The node's other goroutines run meanwhile,
-// as they do on Linux, where an fsync blocks one thread.
+// goroutine: the `go build -overlay` files that make syscall.Fsync of a
+// GOOS=wasip1 guest (the path os.File.Sync takes, through internal/poll's
+// FD.Fsync, for files and directories) start the fsync on the host and wait
+// for its completion through the runtime's netpoll, as a socket read waits
+// for data. The node's other goroutines run meanwhile, as they do on Linux,
+// where an fsync blocks one thread. compat_overlay's Fdatasync and Msync
+// (engine/guest/compat) wait the same way.
 //
 // # Host ABI: module "seedfall"
 //
@@ -14,15 +16,27 @@
 //	returns the fsync's result. Otherwise it writes a new descriptor, op,
 //	which polls readable once the fsync's time has passed.
 //
+// fdatasync_start(fd, op_out) -> errno
+//
+//	fsync_start for fdatasync (which only seedfall mutate tells apart).
+//
+// msync_start(addr, length, flags, op_out) -> errno
+//
+//	msync (engine/guest/compat/doc.go) started the same way: the stores go
+//	into the page cache at once; with MS_SYNC the op finishes when the
+//	fsync of each mapped file has taken its time.
+//
 // fsync_finish(op) -> errno
 //
-//	EAGAIN while the fsync is in flight; then its result, the data it
+//	EAGAIN while the call is in flight; then its result, the data it
 //	covers durable from that moment, and op is closed.
 //
-// The fsync covers what was written before fsync_start; writes that arrive
+// A call covers what was written before it started; writes that arrive
 // while it is in flight stay in the page cache (engine/disk SyncTo).
-// syscall.Fsync called directly, and prebuilt modules, still wait in
-// fd_sync, which holds up the whole node.
+// internal/poll's init hands syscall the way to park (package syscall
+// cannot reach the netpoll itself); a call made before that, and every
+// call of a prebuilt module, waits in fd_sync or msync, which holds up the
+// whole node.
 package fsyncoverlay
 
 import (
@@ -31,25 +45,34 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
-// PatchedFile is the GOROOT-relative file whose FD.Fsync the overlay hooks.
-const PatchedFile = "src/internal/poll/fd_fsync_posix.go"
+// PatchedFile is the GOROOT-relative file whose Fsync the overlay hooks.
+const PatchedFile = "src/syscall/fs_wasip1.go"
 
-// NewFile is the GOROOT-relative file the overlay adds.
-const NewFile = "src/internal/poll/fd_fsync_seedfall_wasip1.go"
+// The GOROOT-relative files the overlay adds: the host calls and the wait,
+// in package syscall; how to park, in internal/poll.
+const (
+	SyscallFile = "src/syscall/fsync_seedfall_wasip1.go"
+	PollFile    = "src/internal/poll/fd_fsync_seedfall_wasip1.go"
+)
 
-// anchor is the line of FD.Fsync after which the hook goes.
-const anchor = "defer fd.decref()"
+// anchor is the line of syscall.Fsync after which the hook goes.
+const anchor = "func Fsync(fd int) error {"
 
-const hook = `	if done, err := seedfallFsync(fd.Sysfd); done {
+const hook = `	if done, err := seedfallParkedFsync(fd); done {
 		return err
 	}
 `
 
-//go:embed fsync_seedfall_wasip1.go.in
-var newFile []byte
+var (
+	//go:embed syscall_seedfall_wasip1.go.in
+	syscallFile []byte
+	//go:embed poll_seedfall_wasip1.go.in
+	pollFile []byte
+)
 
 // Files returns the overlay, keyed by GOROOT-relative slash path, for the
 // Go installation at goroot. It fails, naming the file, when the sources
@@ -74,7 +97,7 @@ func Files(goroot string) (map[string][]byte, error) {
 		}
 	}
 	if at < 0 {
-		return nil, fmt.Errorf("fsync overlay: %s: the line `%s` does not appear exactly once; this Go release changed FD.Fsync", PatchedFile, anchor)
+		return nil, fmt.Errorf("fsync overlay: %s: the line `%s` does not appear exactly once; this Go release changed syscall.Fsync", PatchedFile, anchor)
 	}
 	var b strings.Builder
 	for i, l := range lines {
@@ -83,5 +106,11 @@ func Files(goroot string) (map[string][]byte, error) {
 			b.WriteString(hook)
 		}
 	}
-	return map[string][]byte{PatchedFile: []byte(b.String()), NewFile: bytes.Clone(newFile)}, nil
+	return map[string][]byte{PatchedFile: []byte(b.String()), SyscallFile: bytes.Clone(syscallFile), PollFile: bytes.Clone(pollFile)}, nil
+}
+
+// Sources is the text the overlay adds, for build cache keys of builds
+// that take it through compat_overlay.
+func Sources() []byte {
+	return slices.Concat([]byte(anchor+hook), syscallFile, pollFile)
 }

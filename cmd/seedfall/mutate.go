@@ -1,0 +1,330 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+)
+
+func init() {
+	register(command{"mutate", "-c seedfall.json -seeds 1-50 [-mutants fsync,dirsync,...] [-parallel K] [-json]", mutateCmd})
+	descriptions["mutate"] = "Check that the workload notices weakened durability: run the seeds again with fsync, fdatasync or a directory's fsync made a no-op, O_SYNC ignored, or renames torn by a crash, one mutant at a time, and report each mutant under which every seed still passes. The world must pass the seeds without mutants first. Exit status 0 when every mutant the programs reach is killed, 1 when one survives."
+}
+
+// The outcomes of one mutant.
+const (
+	mutantKilled     = "killed"      // a seed failed under it
+	mutantSurvived   = "survived"    // every seed it could change passed
+	mutantNotReached = "not_reached" // no seed made a call it weakens
+)
+
+// mutantOutcome is what mutate found for one mutant; as JSON, a line of
+// mutate -json.
+type mutantOutcome struct {
+	Mutant   string `json:"mutant"`
+	Verdict  string `json:"verdict"` // killed, survived or not_reached
+	Seeds    int    `json:"seeds"`   // the seeds that made a call it weakens
+	Runs     int    `json:"runs"`    // the seeds run under it before the verdict
+	Weakened uint64 `json:"weakened"`
+	// The killing seed, when killed.
+	Seed   uint64 `json:"seed,omitempty"`
+	Class  string `json:"class,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	Replay string `json:"replay,omitempty"`
+	WallNs int64  `json:"wall_ns"`
+
+	res *engine.Result // the killing run
+}
+
+func mutateCmd(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("mutate", stderr)
+	cfg := worldFlags(fs)
+	seeds := fs.String("seeds", "", "the seeds to run under each mutant: 1-50, or lists like 2-3,9")
+	names := fs.String("mutants", strings.Join(engine.MutantKinds, ","), "the mutants to run, comma-separated; NAME/K weakens one call in K, drawn per call")
+	parallel := fs.Int("parallel", defaultParallel(), "worlds run at once (one per core; a world never spreads over cores)")
+	asJSON := fs.Bool("json", false, "print one JSON object per mutant")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *seeds == "" {
+		return fmt.Errorf("say which seeds to run under each mutant: -seeds 1-50")
+	}
+	list, err := parseSeeds(*seeds)
+	if err != nil {
+		return err
+	}
+	mutants, err := parseMutants(*names)
+	if err != nil {
+		return err
+	}
+	if err := checkParallel(*parallel); err != nil {
+		return err
+	}
+	if *parallel < runtime.NumCPU() {
+		runtime.GOMAXPROCS(*parallel) // one P per world, as run does
+	}
+	ctx, stop := onInterrupt(context.Background(), stderr)
+	defer stop()
+	s, err := open(ctx, cfg, stderr)
+	if err != nil {
+		return stoppedBy(ctx, err)
+	}
+	defer s.close()
+	start := time.Now()
+
+	// Without mutants first: a seed that fails already says nothing about
+	// a mutant. The runs also say which seeds each mutant can change.
+	reached := make([]engine.Seeds, len(mutants))
+	var failed *engine.Result
+	bctx, cancel := context.WithCancel(ctx)
+	ran, err := s.sweep(bctx, list, *parallel, nil, func(res *engine.Result) {
+		if failed != nil {
+			return
+		}
+		if !res.Passed {
+			failed = res
+			cancel()
+			return
+		}
+		for i, m := range mutants {
+			if m.Reached(res.Reach) > 0 {
+				reached[i].Append(res.Seed)
+			}
+		}
+	})
+	cancel()
+	runs := ran
+	switch {
+	case interrupted(ctx):
+		fmt.Fprintf(stderr, "%s without mutants; no mutant ran\n", interruptedLine(ran, list.Len()))
+		return errInterrupted
+	case err != nil:
+		return err
+	case failed != nil:
+		if *asJSON {
+			writeJSON(stdout, failed, "")
+		} else {
+			s.printVerdict(stdout, failed, s.replayCommand(failed.Seed))
+		}
+		return fmt.Errorf("seed %d fails without any mutant: mutate needs a world that passes its seeds, so that a failure under a mutant is the mutant's doing; fix the world, or leave the seed out of -seeds", failed.Seed)
+	}
+	if !*asJSON {
+		fmt.Fprintf(stdout, "without mutants: %s passed\n", plural(list.Len(), "seed"))
+	}
+
+	var killed, survived, unreached []string
+	for i, m := range mutants {
+		o, n, err := s.runMutant(ctx, m, reached[i], *parallel)
+		runs += n
+		if err != nil {
+			return err
+		}
+		if interrupted(ctx) {
+			fmt.Fprintf(stderr, "interrupted while running mutant %s; %d of %s done\n", m, i, plural(len(mutants), "mutant"))
+			return errInterrupted
+		}
+		switch o.Verdict {
+		case mutantKilled:
+			killed = append(killed, m.String())
+		case mutantSurvived:
+			survived = append(survived, m.String())
+		default:
+			unreached = append(unreached, m.String())
+		}
+		if *asJSON {
+			b, _ := json.Marshal(o)
+			fmt.Fprintf(stdout, "%s\n", b)
+		} else {
+			s.printMutant(stdout, m, o, list.Len())
+		}
+	}
+	if !*asJSON {
+		el := time.Since(start)
+		fmt.Fprintf(stdout, "%s: %d killed, %d survived%s, %d not reached; %s in %s (%.0f seeds/s)\n",
+			plural(len(mutants), "mutant"), len(killed), len(survived), listed(survived), len(unreached),
+			plural(runs, "run"), el.Round(time.Millisecond), float64(runs)/el.Seconds())
+		switch {
+		case len(killed) == 0 && len(survived) == 0:
+			fmt.Fprintf(stdout, "no mutant could change a run: these seeds never sync anything a crash would lose, so mutate cannot tell what the workload checks\n")
+		case len(killed) == 0:
+			fmt.Fprintf(stdout, "the workload killed no mutant: a workload that kills no mutant checks nothing durable\n")
+		}
+	}
+	if len(survived) > 0 || len(killed) == 0 {
+		return errFailed
+	}
+	return nil
+}
+
+// listed writes " (a, b)" for a non-empty list.
+func listed(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(names, ", ") + ")"
+}
+
+// parseMutants reads -mutants: names, each once.
+func parseMutants(spec string) ([]engine.Mutant, error) {
+	var out []engine.Mutant
+	seen := map[string]bool{}
+	for _, name := range strings.Split(spec, ",") {
+		if strings.TrimSpace(name) == "" {
+			continue
+		}
+		m, err := engine.ParseMutant(name)
+		if err != nil {
+			return nil, fmt.Errorf("-mutants: %v", err)
+		}
+		if seen[m.String()] {
+			return nil, fmt.Errorf("-mutants: %s named twice; name each mutant once", m)
+		}
+		seen[m.String()] = true
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-mutants: name at least one of %s", strings.Join(engine.MutantKinds, ", "))
+	}
+	return out, nil
+}
+
+// runMutant runs the seeds m can change under it, in order, until one
+// fails. It returns the outcome and how many seeds it ran.
+func (s *session) runMutant(ctx context.Context, m engine.Mutant, seeds engine.Seeds, parallel int) (mutantOutcome, int, error) {
+	start := time.Now()
+	o := mutantOutcome{Mutant: m.String(), Verdict: mutantNotReached, Seeds: seeds.Len()}
+	if seeds.Len() == 0 {
+		return o, 0, nil
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opts := func(seed uint64) (engine.RunOptions, error) { return engine.RunOptions{Seed: seed, Mutant: m}, nil }
+	_, err := s.sweep(mctx, seeds, parallel, opts, func(res *engine.Result) {
+		if o.res != nil {
+			return
+		}
+		o.Runs++
+		o.Weakened += res.Weakened
+		if !res.Passed {
+			o.res = res
+			cancel() // the first failing seed in order kills it; the others need not finish
+		}
+	})
+	o.WallNs = int64(time.Since(start))
+	if err != nil {
+		return o, o.Runs, err
+	}
+	if res := o.res; res != nil {
+		o.Verdict, o.Seed, o.Class, o.Reason, o.Digest = mutantKilled, res.Seed, res.Class, res.Reason, res.Digest
+		o.Replay = s.replayCommand(res.Seed) + " -mutant " + m.String()
+	} else {
+		o.Verdict = mutantSurvived
+	}
+	return o, o.Runs, nil
+}
+
+// printMutant prints one mutant's outcome for a person.
+func (s *session) printMutant(w io.Writer, m engine.Mutant, o mutantOutcome, total int) {
+	name := fmt.Sprintf("%-10s", m.String())
+	switch o.Verdict {
+	case mutantKilled:
+		fmt.Fprintf(w, "%s killed by seed %d (the %s of the %d seeds it reaches; %s)\n", name, o.Seed, ordinal(o.Runs), o.Seeds, weakenedText(m, o.Weakened))
+		fmt.Fprintf(w, "  %s: %s\n", o.Class, o.Reason)
+		for _, l := range failureLines(o.res, 4) {
+			fmt.Fprintf(w, "  %s\n", l.String())
+		}
+		fmt.Fprintf(w, "  replay: %s\n", o.Replay)
+	case mutantSurvived:
+		if o.Weakened == 0 {
+			fmt.Fprintf(w, "%s survived the %s it reaches without taking effect: its draws spared every call; try more seeds or a smaller K\n", name, plural(o.Seeds, "seed"))
+			return
+		}
+		fmt.Fprintf(w, "%s survived the %s it reaches: the workload did not notice that %s (%s)\n", name, plural(o.Seeds, "seed"), m.Describe(), weakenedText(m, o.Weakened))
+	default:
+		fmt.Fprintf(w, "%s not reached in %s: %s\n", name, plural(total, "seed"), s.unreachedWhy(m))
+	}
+}
+
+// unreachedWhy says what no seed did, so that m could not change a run.
+func (s *session) unreachedWhy(m engine.Mutant) string {
+	strict := s.w.Faults.StrictDirs
+	switch m.Kind {
+	case engine.MutantFsync:
+		return "no program fsynced a file with unsynced data"
+	case engine.MutantFdatasync:
+		return "no program called fdatasync on a file with unsynced data"
+	case engine.MutantOsync:
+		return "no program wrote through O_SYNC or O_DSYNC"
+	case engine.MutantDirsync:
+		if !strict {
+			return "no directory fsync had anything to make durable (without strict_dirs, directory entries are durable at once)"
+		}
+		return "no program fsynced a directory with entries pending"
+	case engine.MutantRename:
+		if !strict {
+			return "no crash found a rename pending (without strict_dirs, renames are durable at once)"
+		}
+		return "no crash found a rename that the fsync of its directory had not made durable yet"
+	}
+	return "nothing to weaken"
+}
+
+// ordinal writes 1st, 2nd, 3rd, 4th, 11th, 21st.
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
+}
+
+// withMutant gives a command about one seed's run the -mutant flag, to
+// look at a seed as seedfall mutate ran it.
+func (a *seedArgs) withMutant() *seedArgs {
+	a.mutant = a.fs.String("mutant", "", "run under this mutant, as seedfall mutate does: "+strings.Join(engine.MutantKinds, ", ")+", or NAME/K (without -faults, the seed draws its own faults)")
+	return a
+}
+
+// readMutant reads -mutant, when the command has it.
+func (a *seedArgs) readMutant() error {
+	if a.mutant == nil || *a.mutant == "" {
+		return nil
+	}
+	m, err := engine.ParseMutant(*a.mutant)
+	if err != nil {
+		return fmt.Errorf("-mutant: %v", err)
+	}
+	a.mut = m
+	return nil
+}
+
+// printMutantLine says which mutant a run of one seed ran under, and what
+// it weakened.
+func printMutantLine(w io.Writer, res *engine.Result) {
+	if res.Mutant.Kind != "" {
+		fmt.Fprintf(w, "mutant %s: %s; %s\n", res.Mutant, res.Mutant.Describe(), weakenedText(res.Mutant, res.Weakened))
+	}
+}
+
+// weakenedText says how much a mutant weakened: "12 calls weakened", "3
+// renames torn".
+func weakenedText(m engine.Mutant, n uint64) string {
+	if m.Kind == engine.MutantRename {
+		return plural(int(n), "rename") + " torn"
+	}
+	return plural(int(n), "call") + " weakened"
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestReasonShape(t *testing.T) {
+	for _, c := range []struct{ reason, shape string }{
+		{"client#1 exited with status 1", "client#<n> exited with status <n>"},
+		{"client#2 exited with status 3", "client#<n> exited with status <n>"},
+		{`property "balance never negative" failed in client#1: details {"balance":-5,"withdraw":145}`,
+			`property "balance never negative" failed in client#<n>: details {"balance":<n>,"withdraw":<n>}`},
+		{"server#2 did not answer for 1.5s after t=2.46237307s", "server#<n> did not answer for <dur> after t=<dur>"},
+		{"nil dereference at 0xc000012345 in seed-17", "nil dereference at <addr> in seed-<n>"},
+		{"dial tcp 10.0.0.1:7000: connect: connection refused", "dial tcp <addr>: connect: connection refused"},
+		{"digest 366ee547107a0280 differs", "digest <hex> differs"},
+		{"out of memory: 512 MiB limit, 1m30s in", "out of memory: <n> MiB limit, <dur> in"},
+		{"deadbeef and cafe stay words", "deadbeef and cafe stay words"},
+	} {
+		if got := reasonShape(c.reason); got != c.shape {
+			t.Errorf("reasonShape(%q) = %q, want %q", c.reason, got, c.shape)
+		}
+	}
+}
+
+// resultsFixture writes a results directory by hand: seed i+1 fails with
+// fails[i] ("class|program|reason"), or passes when it is "".
+func resultsFixture(t *testing.T, dir string, fails ...string) {
+	t.Helper()
+	meta := resultsMeta{Format: resultsFormat, Seedfall: "v0.0.0-test",
+		World: worldIdentity{Name: "seedfall.json", Args: "-c seedfall.json", Hash: "1234", Resolved: json.RawMessage(`{}`)},
+		Build: []programBuild{{Program: "client", Hash: "abcd"}}, Seeds: fmt.Sprintf("1-%d", len(fails)), Total: len(fails), Count: len(fails), Nodes: []string{"client"}}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(meta)
+	var lines, failures bytes.Buffer
+	passed := 0
+	for i, f := range fails {
+		seed := uint64(i + 1)
+		r := jsonResult{Seed: seed, Passed: f == "", Reason: "every workload exited 0", SimNs: 1e9, WallNs: 1e6, Steps: 10, Digest: fmt.Sprintf("%064d", seed)}
+		if f == "" {
+			passed++
+		} else {
+			parts := strings.SplitN(f, "|", 3)
+			r.Class, r.Node, r.Reason = parts[0], parts[1], parts[2]
+			rec, _ := json.Marshal(failureRecord{Seed: seed, Replay: fmt.Sprintf("seedfall replay -c seedfall.json -seed %d", seed)})
+			failures.Write(append(rec, '\n'))
+		}
+		l, _ := json.Marshal(r)
+		lines.Write(append(l, '\n'))
+	}
+	done, _ := json.Marshal(completeMark{Seeds: len(fails), Passed: passed, Failed: len(fails) - passed})
+	for name, data := range map[string][]byte{resultsMetaFile: b, resultsLinesFile: lines.Bytes(), resultsFailuresFile: failures.Bytes(), resultsCompleteFile: done} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Triage against a baseline marks each finding new, ongoing, resolved or
+// regressed: a sweep that fixes alpha and brings gamma, then one that
+// brings alpha back (regressed, since the first triage recorded it
+// resolved) and a new delta. Only new and regressed findings fail.
+func TestTriageStates(t *testing.T) {
+	dir := t.TempDir()
+	var (
+		alpha = func(n int) string {
+			return fmt.Sprintf(`property|client|property "alpha" failed in client#1: details {"x":%d}`, n)
+		}
+		beta  = func(n int) string { return fmt.Sprintf("workload|client|client#1 exited with status %d", n) }
+		gamma = "liveness|server|server#2 did not answer for 5s"
+		delta = "memory|server|server#1 ran out of memory: 512 MiB"
+	)
+	resultsFixture(t, filepath.Join(dir, "b0"), alpha(3), beta(1), "", alpha(-7))
+	resultsFixture(t, filepath.Join(dir, "r1"), beta(2), gamma, "", "")
+	resultsFixture(t, filepath.Join(dir, "r2"), alpha(1), beta(1), delta, "")
+	resultsFixture(t, filepath.Join(dir, "r3"), "", beta(1), "", "")
+
+	merge := func(code int, args ...string) (string, *triage) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		if got := Main(append([]string{"merge"}, args...), &out, &errOut); got != code {
+			t.Fatalf("merge %s: exit status %d, want %d\n%s%s", strings.Join(args, " "), got, code, out.String(), errOut.String())
+		}
+		var j bytes.Buffer
+		Main(append([]string{"merge", "-json"}, args...), &j, &errOut)
+		var tri *triage
+		for _, l := range strings.Split(j.String(), "\n") {
+			if strings.HasPrefix(l, `{"triage":`) {
+				var v struct{ Triage *triage }
+				if err := json.Unmarshal([]byte(l), &v); err != nil {
+					t.Fatal(err)
+				}
+				tri = v.Triage
+			}
+		}
+		if tri == nil {
+			t.Fatalf("merge -json %s printed no triage:\n%s", strings.Join(args, " "), j.String())
+		}
+		return out.String(), tri
+	}
+	states := func(tri *triage) string {
+		var s []string
+		for _, f := range tri.Findings {
+			s = append(s, f.State+" "+f.Class+" "+f.Program)
+		}
+		return strings.Join(s, ", ")
+	}
+
+	out, tri := merge(1, filepath.Join(dir, "r1"), "-baseline", filepath.Join(dir, "b0"), "-out", filepath.Join(dir, "m1"))
+	if got, want := states(tri), "new liveness server, ongoing workload client, resolved property client"; got != want {
+		t.Errorf("r1 against b0: %s, want %s", got, want)
+	}
+	if f := tri.Findings[1]; f.Seeds != 1 || f.BaselineSeeds != 1 || f.Shape != "client#<n> exited with status <n>" {
+		t.Errorf("the ongoing finding: %+v", f)
+	}
+	if f := tri.Findings[2]; f.BaselineSeeds != 2 || f.Seeds != 0 {
+		t.Errorf("the resolved finding: %+v (alpha failed seeds 1 and 4 of the baseline)", f)
+	}
+	for _, re := range []string{
+		`(?m)^triage against .*b0: 1 new, 1 ongoing, 1 resolved, 0 regressed$`,
+		`(?m)^  NEW +liveness +server +server#<n> did not answer for <dur> +1 seed, first seed 2$`,
+		`(?m)^  ONGOING +workload +client +client#<n> exited with status <n> +1 seed, first seed 1, 1 in the baseline$`,
+		`(?m)^  RESOLVED +property +client +property "alpha" failed in client#<n>: details \{"x":<n>\} +none now, 2 in the baseline$`,
+		`(?m)^a new or regressed finding fails the sweep \(exit status 1\); ongoing ones do not$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("the triage table has no line %s:\n%s", re, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m1", resultsTriageFile)); err != nil {
+		t.Fatalf("merge -out kept no triage: %v", err)
+	}
+
+	_, tri = merge(1, filepath.Join(dir, "r2"), "-baseline", filepath.Join(dir, "m1"))
+	if got, want := states(tri), "new memory server, regressed property client, ongoing workload client, resolved liveness server"; got != want {
+		t.Errorf("r2 against m1: %s, want %s", got, want)
+	}
+	if tri.New != 1 || tri.Regressed != 1 || tri.Ongoing != 1 || tri.Resolved != 1 {
+		t.Errorf("counts %+v", tri)
+	}
+
+	// Only ongoing and resolved findings: exit status 0, though a seed failed.
+	_, tri = merge(0, filepath.Join(dir, "r3"), "-baseline", filepath.Join(dir, "m1"))
+	if got, want := states(tri), "ongoing workload client, resolved liveness server, resolved property client"; got != want {
+		t.Errorf("r3 against m1: %s, want %s", got, want)
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/pausebench
+
+go 1.21
