@@ -141,6 +141,9 @@ func TestBuildKey(t *testing.T) {
 		// What no package can read: the root holds no Go files here.
 		{"world file at the root", map[string]string{"seedfall.json": "{}", "seedfall.fixed.json": "{}"}, "cmd/a", nil, true},
 		{"folder without Go files", map[string]string{"docs/notes.md": "x", "docs/img/a.png": "x"}, "cmd/a", nil, true},
+		// Tests at the root (as in examples/) embed nothing into a
+		// program: what they write beside them rebuilds nothing.
+		{"tests at the root", map[string]string{"x_test.go": "package app\n", "results/shard-1-of-3/results.jsonl": "{}\n"}, "cmd/a", nil, true},
 		// What a package can embed: anything at or below its directory.
 		{"file beside a package", map[string]string{"cmd/a/page.html": "x"}, "cmd/a", nil, false},
 		{"file below a package", map[string]string{"lib/static/css/a.css": "x"}, "cmd/a", nil, false},

@@ -25,11 +25,13 @@ const keyVersion = "seedfall-build-v2"
 // bytes. Hidden files and directories, testdata and nested modules are left
 // out, since none of them can change what go build produces for this
 // module, and so are files that no package can reach: a file is kept only
-// when its directory or one above it, up to the root, holds Go files (a
-// package's own files, and what its //go:embed patterns can name, which
-// never climb out of its directory), or when it is go.mod, go.sum or under
-// vendor/ at the root. So a world file, a README or a schedule in a folder
-// without Go code changes no key, and rebuilds nothing.
+// when its directory or one above it, up to the root, holds Go files other
+// than tests (a package's own files, and what its //go:embed patterns can
+// name, which never climb out of its directory; a test's embeds are not
+// built into a program), or when it is go.mod, go.sum or under vendor/ at
+// the root. So a world file, a README, a schedule or a results directory in
+// a folder without Go code changes no key, and rebuilds nothing, even when
+// the module's root holds tests (examples/ does).
 func hashTree(h io.Writer, root string) error {
 	type file struct {
 		rel, path string
@@ -88,7 +90,7 @@ func hashTree(h io.Writer, root string) error {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if strings.HasSuffix(rel, ".go") {
+		if strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go") {
 			goDirs[path.Dir(rel)] = true
 		}
 		files = append(files, file{rel, p, info.Size()})
