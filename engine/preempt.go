@@ -285,7 +285,7 @@ func (e *Engine) countPrograms(w *world.World, progs []*Program) error {
 	}
 	dir := filepath.Join(e.opts.CacheDir, "preempt")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("seedfall cache: %v; make it writable or point SEEDFALL_CACHE at a writable directory", err)
+		return guest.CacheErr(err)
 	}
 	for _, prog := range progs {
 		bin := prog.bin

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"sync"
 	"time"
 
@@ -280,7 +281,11 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 		return nil, p.userErr("%s%s", cleanOutput(string(output)), b.buildHint(ctx, p, req, env, output)) // nativehint.go
 	}
 	bin, err := os.ReadFile(out)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(bin) == 0) {
+		// go build said it succeeded; a full disk can do that.
+		return nil, p.userErr("go build succeeded but wrote no module to %s: is the disk full?", out)
+	}
+	if err != nil {
 		return nil, err
 	}
 	// For a library package go build -o writes an archive, not a module.
@@ -679,11 +684,11 @@ func ensureDir(dir string, note func(string), fill func(dir string) error) (stri
 	}
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return "", cacheErr(err)
+		return "", CacheErr(err)
 	}
 	tmp, err := os.MkdirTemp(parent, ".tmp-")
 	if err != nil {
-		return "", cacheErr(err)
+		return "", CacheErr(err)
 	}
 	lock, err := lockDir(tmp)
 	if err != nil {
@@ -693,7 +698,7 @@ func ensureDir(dir string, note func(string), fill func(dir string) error) (stri
 	defer lock.Close()
 	fail := func(err error) (string, error) {
 		os.RemoveAll(tmp)
-		return "", cacheErr(err)
+		return "", CacheErr(err)
 	}
 	if err := fill(tmp); err != nil {
 		return fail(err)
@@ -718,7 +723,7 @@ func ensureDir(dir string, note func(string), fill func(dir string) error) (stri
 		if fi, statErr := os.Stat(dir); statErr == nil && fi.IsDir() {
 			return dir, nil
 		}
-		return "", cacheErr(err)
+		return "", CacheErr(err)
 	}
 	return dir, nil
 }
@@ -753,10 +758,10 @@ func discardDir(dir string) {
 // directory and a rename, so readers see the whole file or none of it.
 func writeAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return cacheErr(err)
+		return CacheErr(err)
 	}
 	if err := fsutil.WriteFile(path, data, 0o644); err != nil {
-		return cacheErr(err)
+		return CacheErr(err)
 	}
 	return nil
 }
@@ -766,11 +771,11 @@ func writeAtomic(path string, data []byte) error {
 func mkTemp(cache, prefix string) (dir string, release func(), err error) {
 	parent := filepath.Join(cache, "tmp")
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return "", nil, cacheErr(err)
+		return "", nil, CacheErr(err)
 	}
 	tmp, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
-		return "", nil, cacheErr(err)
+		return "", nil, CacheErr(err)
 	}
 	lock, err := lockDir(tmp)
 	if err != nil {
@@ -783,7 +788,11 @@ func mkTemp(cache, prefix string) (dir string, release func(), err error) {
 	}, nil
 }
 
-func cacheErr(err error) error {
+// CacheErr says what to do about an error writing seedfall's cache.
+func CacheErr(err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("seedfall cache: %v; free space on that disk, or point SEEDFALL_CACHE at a disk with room", err)
+	}
 	return fmt.Errorf("seedfall cache: %v; make it writable or point SEEDFALL_CACHE at a writable directory", err)
 }
 

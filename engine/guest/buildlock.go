@@ -43,11 +43,11 @@ func waitLock(ctx context.Context, path string) (unlock func(), err error) {
 		return func() {}, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, cacheErr(err)
+		return nil, CacheErr(err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, cacheErr(err)
+		return nil, CacheErr(err)
 	}
 	for !lockFile(f, false) {
 		select {

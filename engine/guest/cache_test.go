@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -197,5 +198,17 @@ func TestBuildLocksItsTempDir(t *testing.T) {
 	release()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("release left %s: %v", dir, err)
+	}
+}
+
+// A full disk is not a permission problem: the advice says which it is.
+func TestCacheErrSaysWhatToDo(t *testing.T) {
+	full := CacheErr(&os.PathError{Op: "write", Path: "/c/wasm/x", Err: syscall.ENOSPC})
+	if !strings.Contains(full.Error(), "free space on that disk") || strings.Contains(full.Error(), "writable") {
+		t.Errorf("a full disk: %v", full)
+	}
+	denied := CacheErr(&os.PathError{Op: "mkdir", Path: "/c/wasm", Err: syscall.EACCES})
+	if !strings.Contains(denied.Error(), "make it writable") {
+		t.Errorf("a read-only cache: %v", denied)
 	}
 }

@@ -1,6 +1,7 @@
 package guest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -14,6 +15,9 @@ import (
 // builds natively, which means the error is one of wasip1's and not a
 // mistake in the code (undefined: syscall.Uname).
 func (b *Builder) buildHint(ctx context.Context, p *buildPlan, req Request, env []string, output []byte) string {
+	if bytes.Contains(output, []byte("no space left on device")) {
+		return "\nthe disk is full: free space, or point SEEDFALL_CACHE (and GOCACHE) at a disk with room"
+	}
 	if h := b.compatHint(ctx, p, req, env, output); h != "" {
 		return h
 	}

@@ -38,12 +38,12 @@ const (
 func lockDir(dir string) (*os.File, error) {
 	f, err := os.CreateTemp(dir, lockName+"-*")
 	if err != nil {
-		return nil, cacheErr(err)
+		return nil, CacheErr(err)
 	}
 	lockFile(f, true)
 	if err := os.Rename(f.Name(), filepath.Join(dir, lockName)); err != nil {
 		f.Close()
-		return nil, cacheErr(err)
+		return nil, CacheErr(err)
 	}
 	return f, nil
 }
