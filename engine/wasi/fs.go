@@ -192,34 +192,6 @@ func fdClose(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	return 0
 }
 
-func fdSync(ctx context.Context, m api.Module, s []uint64) errno.Errno {
-	return syncFd(ctx, m, s, disk.SyncFsync)
-}
-
-func fdDatasync(ctx context.Context, m api.Module, s []uint64) errno.Errno {
-	return syncFd(ctx, m, s, disk.SyncData)
-}
-
-// syncFd is fd_sync and fd_datasync, which differ only to a mutant.
-func syncFd(ctx context.Context, m api.Module, s []uint64, kind disk.SyncKind) errno.Errno {
-	p := proc(ctx)
-	e := p.fd(uint32(s[0]))
-	if e == nil {
-		return errno.EBADF
-	}
-	switch e.kind {
-	case kindFile, kindDir:
-		// A program that calls fd_sync itself (a prebuilt module, or
-		// one built without the fsync overlay) waits here, and a slow
-		// fsync holds up the whole node: a wasip1 guest runs every
-		// goroutine on one thread.
-		return p.await(ctx, m, p.startFsync(e, kind))
-	case kindStdout, kindStderr, kindStdin:
-		return errno.EINVAL
-	}
-	return errno.EINVAL
-}
-
 func fdAllocate(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	e := proc(ctx).fd(uint32(s[0]))
 	if e == nil || e.kind != kindFile {

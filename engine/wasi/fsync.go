@@ -30,8 +30,8 @@ type waitOp struct {
 
 func init() {
 	seedfallFuncs = append(seedfallFuncs,
-		fn("fsync_start", vt(i32, i32), fsyncStart),
-		fn("fdatasync_start", vt(i32, i32), fdatasyncStart),
+		fn("fsync_start", vt(i32, i32), syncCall(disk.SyncFsync, true)),
+		fn("fdatasync_start", vt(i32, i32), syncCall(disk.SyncData, true)),
 		fn("msync_start", vt(i32, i32, i32, i32), msyncStart),
 		fn("fsync_finish", vt(i32), fsyncFinish),
 	)
@@ -87,24 +87,27 @@ func (p *Process) start(m api.Module, out uint32, op *waitOp) errno.Errno {
 	return 0
 }
 
-func fsyncStart(ctx context.Context, m api.Module, s []uint64) errno.Errno {
-	return syncStart(ctx, m, s, disk.SyncFsync)
-}
-
-func fdatasyncStart(ctx context.Context, m api.Module, s []uint64) errno.Errno {
-	return syncStart(ctx, m, s, disk.SyncData)
-}
-
-func syncStart(ctx context.Context, m api.Module, s []uint64, kind disk.SyncKind) errno.Errno {
-	p := proc(ctx)
-	e := p.fd(uint32(s[0]))
-	if e == nil {
-		return errno.EBADF
+// syncCall is fd_sync and fd_datasync, where the caller waits in the host
+// (a prebuilt module, or a call made before the overlay can park: a slow
+// fsync then holds up the whole node, whose goroutines share one thread),
+// and, parked, fsync_start and fdatasync_start. fsync and fdatasync differ
+// only to a mutant.
+func syncCall(kind disk.SyncKind, parked bool) func(context.Context, api.Module, []uint64) errno.Errno {
+	return func(ctx context.Context, m api.Module, s []uint64) errno.Errno {
+		p := proc(ctx)
+		e := p.fd(uint32(s[0]))
+		if e == nil {
+			return errno.EBADF
+		}
+		if e.kind != kindFile && e.kind != kindDir {
+			return errno.EINVAL
+		}
+		op := p.startFsync(e, kind)
+		if parked {
+			return p.start(m, uint32(s[1]), op)
+		}
+		return p.await(ctx, m, op)
 	}
-	if e.kind != kindFile && e.kind != kindDir {
-		return errno.EINVAL
-	}
-	return p.start(m, uint32(s[1]), p.startFsync(e, kind))
 }
 
 func msyncStart(ctx context.Context, m api.Module, s []uint64) errno.Errno {
