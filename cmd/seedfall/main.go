@@ -46,10 +46,10 @@ type command struct {
 // commands are the subcommands. A command in a file of its own adds itself
 // with an init function that calls register.
 var commands = []command{
-	{"run", "-c seedfall.json -seeds 1-500 [-parallel K] [-json] [-report out.html] [-pinned=false] [-shard K/N|auto] [-out DIR]", runCmd},
-	{"replay", "-c seedfall.json -seed N [-faults FILE] [-json]", replayCmd},
-	{"logs", "-c seedfall.json -seed N [-node NAME] [-tail N] [-faults FILE]", logsCmd},
-	{"inspect", "-c seedfall.json -seed N [-node NAME] [-at T] [-faults FILE]", inspectCmd},
+	{"run", "-c seedfall.json -seeds 1-500 [-parallel K] [-json] [-report out.html] [-pinned=false] [-shard K/N|auto] [-out DIR] [-junit FILE] [-baseline DIR] [-guestprofile FILE]", runCmd},
+	{"replay", "-c seedfall.json -seed N [-faults FILE] [-mutant M] [-json] [-guestprofile FILE]", replayCmd},
+	{"logs", "-c seedfall.json -seed N [-node NAME] [-tail N] [-faults FILE] [-mutant M]", logsCmd},
+	{"inspect", "-c seedfall.json -seed N [-node NAME] [-at T] [-faults FILE] [-mutant M]", inspectCmd},
 	{"config", "-c seedfall.json [-profile P] [-set path=value]... [-json]", configCmd},
 }
 
