@@ -41,19 +41,7 @@ func addCounter(wasm []byte, name string, init int32, entries, loops bool) ([]by
 	if err != nil {
 		return nil, err
 	}
-	var imp, glob, exp, code *section
-	for i := range secs {
-		switch secs[i].id {
-		case sectionImport:
-			imp = &secs[i]
-		case sectionGlobal:
-			glob = &secs[i]
-		case sectionExport:
-			exp = &secs[i]
-		case sectionCode:
-			code = &secs[i]
-		}
-	}
+	imp, glob, exp, code := sectionOf(secs, sectionImport), sectionOf(secs, sectionGlobal), sectionOf(secs, sectionExport), sectionOf(secs, sectionCode)
 	if imp == nil || glob == nil || exp == nil || code == nil {
 		return nil, fmt.Errorf("%w: no import, global, export or code section", errUnsupported)
 	}

@@ -43,22 +43,14 @@ func ExportPause(wasm []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var imp, glob, exp, code *section
+	imp, glob, exp, code := sectionOf(secs, sectionImport), sectionOf(secs, sectionGlobal), sectionOf(secs, sectionExport), sectionOf(secs, sectionCode)
 	var names []byte // the payload of the "name" custom section, if any
-	for i := range secs {
-		switch secs[i].id {
-		case sectionImport:
-			imp = &secs[i]
-		case sectionGlobal:
-			glob = &secs[i]
-		case sectionExport:
-			exp = &secs[i]
-		case sectionCode:
-			code = &secs[i]
-		case sectionCustom:
-			if n, p, ok := customName(secs[i].payload); ok && n == "name" {
-				names = p
-			}
+	for _, sec := range secs {
+		if sec.id != sectionCustom {
+			continue
+		}
+		if n, p, ok := customName(sec.payload); ok && n == "name" {
+			names = p
 		}
 	}
 	if imp == nil || glob == nil || exp == nil || code == nil {
@@ -178,17 +170,7 @@ func MutableGlobals(wasm []byte) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var glob, exp, imp *section
-	for i := range secs {
-		switch secs[i].id {
-		case sectionGlobal:
-			glob = &secs[i]
-		case sectionExport:
-			exp = &secs[i]
-		case sectionImport:
-			imp = &secs[i]
-		}
-	}
+	glob, exp, imp := sectionOf(secs, sectionGlobal), sectionOf(secs, sectionExport), sectionOf(secs, sectionImport)
 	if glob == nil || exp == nil {
 		return nil, nil
 	}

@@ -33,6 +33,17 @@ type section struct {
 	payload []byte
 }
 
+// sectionOf is the section of secs with the given id (not a custom one,
+// which may repeat), or nil.
+func sectionOf(secs []section, id byte) *section {
+	for i := range secs {
+		if secs[i].id == id {
+			return &secs[i]
+		}
+	}
+	return nil
+}
+
 // splitSections checks the module header and cuts the rest into sections.
 func splitSections(bin []byte) ([]section, error) {
 	if len(bin) < len(wasmHeader) || string(bin[:4]) != string(wasmHeader[:4]) {
