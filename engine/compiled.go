@@ -82,6 +82,9 @@ func (e *Engine) compile(ctx context.Context, c *compiled, key modKey, prog *Pro
 	if err := wasi.Instantiate(ctx, c.rt); err != nil {
 		return err
 	}
+	// A module with the snapshot point is compiled without its data
+	// segments (snapshot.go).
+	c.pa, bin = newPausable(bin)
 	c.m, err = c.rt.CompileModule(ctx, bin)
 	if err != nil && strings.Contains(err.Error(), "compilationcache") {
 		// Damage that the hash did not see (the file was never sealed):
@@ -92,6 +95,9 @@ func (e *Engine) compile(ctx context.Context, c *compiled, key modKey, prog *Pro
 	}
 	if err != nil {
 		return err
+	}
+	if c.pa != nil {
+		c.pa.setCompiled(c.m)
 	}
 	sealCompiled(dir)
 	return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
 	"github.com/seedfall/seedfall/engine/guest/netoverlay"
+	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
 	"github.com/seedfall/seedfall/engine/world"
 )
 
@@ -55,6 +56,9 @@ type Options struct {
 	Note func(msg string)
 	// GoEnv is extra environment for the go command (tests use a fresh GOCACHE).
 	GoEnv []string
+	// ColdBoot is RunOptions.ColdBoot for every run; SEEDFALL_COLD_BOOT=1
+	// sets it.
+	ColdBoot bool
 }
 
 // Engine holds what runs share: the builder, and the compiled modules by
@@ -68,6 +72,7 @@ type Engine struct {
 	mu    sync.Mutex
 	mods  map[modKey]*compiled
 	pools map[string]experimental.MemoryAllocator // by the wasm's hash
+	cold  map[string]bool                         // programs said to boot cold (coldOnce), by hash and name
 }
 
 // modKey names a compiled module: the wasm's hash, and whether it runs
@@ -89,6 +94,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 			return nil, err
 		}
 		opts.CacheDir = dir
+	}
+	if os.Getenv("SEEDFALL_COLD_BOOT") == "1" {
+		opts.ColdBoot = true
 	}
 	e := &Engine{opts: opts, mods: map[modKey]*compiled{}}
 	e.builder = &guest.Builder{CacheDir: opts.CacheDir, Env: opts.GoEnv, Note: e.note}
@@ -140,6 +148,13 @@ func (e *Engine) module(ctx context.Context, prog *Program) (wazero.Runtime, waz
 // moduleAs is module, or with profiled its variant that tells a guest
 // profile of every call (guestprof.go).
 func (e *Engine) moduleAs(ctx context.Context, prog *Program, profiled bool) (wazero.Runtime, wazero.CompiledModule, error) {
+	c := e.compiledAs(ctx, prog, profiled)
+	return c.rt, c.m, c.err
+}
+
+// compiledAs returns prog compiled (or the error compiling it), compiling
+// it on first use.
+func (e *Engine) compiledAs(ctx context.Context, prog *Program, profiled bool) *compiled {
 	key := modKey{prog.Hash, !prog.budget, profiled}
 	e.mu.Lock()
 	c, ok := e.mods[key]
@@ -153,7 +168,7 @@ func (e *Engine) moduleAs(ctx context.Context, prog *Program, profiled bool) (wa
 			c.err = fmt.Errorf("node %q: compiling %s: %w", prog.Name, prog.path, c.err)
 		}
 	})
-	return c.rt, c.m, c.err
+	return c
 }
 
 // memPool returns the linear-memory pool of a module, made on first use.
@@ -178,6 +193,7 @@ type compiled struct {
 	rt   wazero.Runtime
 	cc   wazero.CompilationCache
 	m    wazero.CompiledModule
+	pa   *pausable // with the snapshot point: m has no data segments (snapshot.go)
 	err  error
 }
 
@@ -279,8 +295,9 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 }
 
 // overlay is what every program built from source gets: the fsync overlay
-// (an fsync that takes time parks only its goroutine), and with net_overlay
-// the network's.
+// (an fsync that takes time parks only its goroutine), the pause overlay's
+// snapshot point (every boot starts from a snapshot taken there,
+// snapshot.go), and with net_overlay the network's.
 func (e *Engine) overlay(w *world.World) (map[string][]byte, error) {
 	if !slices.ContainsFunc(w.Programs(), func(p *world.Program) bool { return p.Pkg != "" || p.UpgradeTo != "" }) {
 		return nil, nil // prebuilt modules only: no Go installation needed
@@ -293,6 +310,11 @@ func (e *Engine) overlay(w *world.World) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	pause, err := pauseoverlay.Files(goroot, pauseoverlay.Options{})
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(overlay, pause)
 	if w.NetOverlay {
 		net, err := netoverlay.FilesWith(goroot, netoverlay.Options{UDP: true})
 		if err != nil {

@@ -35,12 +35,18 @@ func testEngine(t testing.TB) *Engine {
 // prepare parses a world written against the test guests' module.
 func prepare(t testing.TB, js string) *Prepared {
 	t.Helper()
+	return prepareWith(t, testEngine(t), js)
+}
+
+// prepareWith is prepare on engine e.
+func prepareWith(t testing.TB, e *Engine, js string) *Prepared {
+	t.Helper()
 	dir, _ := filepath.Abs("testdata/guests")
 	w, err := world.Parse([]byte(js), filepath.Join(dir, "seedfall.json"), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := testEngine(t).Prepare(context.Background(), w)
+	p, err := e.Prepare(context.Background(), w)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
@@ -59,6 +60,11 @@ type RunOptions struct {
 	GuestProfile *GuestProfile
 	// Mutant, if set, weakens one durability guarantee (mutant.go).
 	Mutant Mutant
+	// ColdBoot makes every start of a program run its Go runtime's and
+	// packages' init, instead of starting from the snapshot taken after
+	// them (snapshot.go): slower, and the trace differs (the runtime's
+	// random state is drawn differently); for comparison.
+	ColdBoot bool
 }
 
 // Result is what one run of one seed gives.
@@ -121,6 +127,8 @@ type runner struct {
 	diskf *diskRun // disk faults' per-run state (diskfaults.go)
 	netf  *netRun  // network faults' per-run state (netfaults.go)
 	nodef *nodeRun // pauses, slowdowns and clocks (nodefaults.go)
+
+	coldBoot bool // RunOptions.ColdBoot
 
 	mutant Mutant     // RunOptions.Mutant
 	mut    *mutantRun // its state, when set (mutant.go)
@@ -220,7 +228,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		w = calibrationWorld(w)
 	}
 	r := &runner{
-		p: p, w: w, seed: opt.Seed, ctx: ctx, calls: calls, mutant: opt.Mutant,
+		p: p, w: w, seed: opt.Seed, ctx: ctx, calls: calls, mutant: opt.Mutant, coldBoot: opt.ColdBoot || p.e.opts.ColdBoot,
 		s:        sched.New(rng.New(opt.Seed, "sched", -1)),
 		tr:       trace.New(),
 		netR:     rng.New(opt.Seed, "net", -1),
@@ -546,17 +554,26 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 	g := &memGuard{limit: uint64(r.w.MemoryLimitOf(n.prog.Program))}
 	g.onRefuse = func() { r.event(n, refusedText(g)) }
 	n.mem = g
-	rt, compiled, err := r.p.e.moduleAs(r.ctx, prog, r.gprof != nil)
-	if err != nil {
-		r.exited(n, 0, err)
+	c := r.p.e.compiledAs(r.ctx, prog, r.gprof != nil)
+	if c.err != nil {
+		r.exited(n, 0, c.err)
 		return
 	}
-	ctx := experimental.WithMemoryAllocator(wasi.WithProcess(ictx, wp), g.allocator(prog.mem))
-	ctx, gin := r.gprof.instance(ctx, n.prog.Name)
+	ctx, gin := r.gprof.instance(wasi.WithProcess(ictx, wp), n.prog.Name)
 	// Anonymous: every instance is named the same, so nothing in a trap
 	// message depends on how many instances the process made before.
-	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_start")
-	mod, err := rt.InstantiateModule(ctx, compiled, cfg)
+	cfg := wazero.NewModuleConfig().WithName("")
+	var mod api.Module
+	var err error
+	if c.pa != nil {
+		var cold string
+		mod, cold, err = c.pa.instantiate(ctx, c.rt, wp, cfg, prog.mem, g.allocator, !r.coldBoot)
+		if cold != "" {
+			r.p.e.coldOnce(prog, cold)
+		}
+	} else {
+		mod, err = c.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, g.allocator(prog.mem)), c.m, cfg.WithStartFunctions("_start"))
+	}
 	gin.end()
 	stopped := wp.Overdue() || ictx.Err() != nil
 	if mod != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/seedfall/seedfall/engine/guest/compat"
 	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
 	"github.com/seedfall/seedfall/engine/guest/netoverlay"
+	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
 	"github.com/seedfall/seedfall/engine/world"
 )
 
@@ -136,7 +137,7 @@ func release(v string) (major, minor int, ok bool) {
 	return major, minor, err1 == nil && err2 == nil
 }
 
-var overlayNames = []string{"net overlay", "fsync overlay", "compat overlay"}
+var overlayNames = []string{"net overlay", "fsync overlay", "pause overlay", "compat overlay"}
 
 // Overlays computes each overlay seedfall patches into a build against
 // the sources of the Go installation at goroot, as a build does, and
@@ -154,6 +155,7 @@ func Overlays(goroot string) []Check {
 	}
 	netFiles, netErr := netoverlay.FilesWith(goroot, netoverlay.Options{UDP: true})
 	fsyncFiles, fsyncErr := fsyncoverlay.Files(goroot)
+	pauseFiles, pauseErr := pauseoverlay.Files(goroot, pauseoverlay.Options{})
 	syscallDir := filepath.Join(goroot, "src", "syscall")
 	compatFiles, compatErr := compat.Overlay(goroot, []compat.Package{{ImportPath: "syscall", Dir: syscallDir}}, true)
 	n := 0
@@ -163,7 +165,8 @@ func Overlays(goroot string) []Check {
 	return []Check{
 		check(overlayNames[0], len(netFiles), netErr, `or set "net_overlay": false in the world`),
 		check(overlayNames[1], len(fsyncFiles), fsyncErr, "every program built from source gets it"),
-		check(overlayNames[2], n, compatErr, `or leave "compat_overlay" off`),
+		check(overlayNames[2], len(pauseFiles), pauseErr, "every program built from source gets it"),
+		check(overlayNames[3], n, compatErr, `or leave "compat_overlay" off`),
 	}
 }
 
@@ -199,7 +202,7 @@ func main() {
 `
 
 // Build builds a small program for GOOS=wasip1 through the engine, with
-// the net and fsync overlays, in a fresh seedfall cache (the go command's
+// the net, fsync and pause overlays, in a fresh seedfall cache (the go command's
 // own build cache is the user's, so the standard library for wasip1 is
 // compiled only when it is not there yet), runs one seed of it, and says
 // how long that took.
@@ -251,7 +254,7 @@ func Build(ctx context.Context, goCmd string, env []string) Check {
 		return fail(fmt.Errorf("the program built but its run failed: %s: %s", res.Class, res.Reason), "report this, with the output of seedfall doctor -json")
 	}
 	c.Status = OK
-	c.Detail = fmt.Sprintf("built a program with the net and fsync overlays in %s and ran it in %s",
+	c.Detail = fmt.Sprintf("built a program with the net, fsync and pause overlays in %s and ran it in %s",
 		built.Round(10*time.Millisecond), time.Duration(res.WallNs).Round(time.Millisecond))
 	if built > 20*time.Second {
 		c.Detail += " (a first build compiles the standard library for wasip1; later builds reuse it)"

@@ -797,8 +797,9 @@ func CacheErr(err error) error {
 }
 
 // postProcess prepares a module for seedfall: its data segments merged, so
-// that instantiation is fast, and its loops given a budget, so that the
-// watchdog can stop it (see Instrument). A well-formed module that cannot be
+// that instantiation is fast, its loops given a budget, so that the
+// watchdog can stop it (see Instrument), and what a paused guest's state
+// is exported (ExportPause), so that the engine can snapshot it. A well-formed module that cannot be
 // instrumented is kept without the budget; the engine runs it in a slower
 // runtime that can still interrupt it.
 func postProcess(bin []byte) ([]byte, error) {
@@ -813,5 +814,12 @@ func postProcess(bin []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("adding the loop budget: %w", err)
 	}
-	return inst, nil
+	paused, err := ExportPause(inst)
+	if errors.Is(err, errUnsupported) {
+		return inst, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("exporting the pause state: %w", err)
+	}
+	return paused, nil
 }

@@ -18,7 +18,7 @@ import (
 // keyVersion changes whenever the way an artifact is produced changes (build
 // flags, MergeData, Instrument), so that old cache entries are never
 // mistaken for new.
-const keyVersion = "seedfall-build-v2"
+const keyVersion = "seedfall-build-v3"
 
 // hashTree writes the content of the module rooted at root into h: every
 // file go build may read, in lexical order, as its slash path, size and

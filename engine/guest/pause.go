@@ -407,58 +407,74 @@ func globalMutability(p []byte) ([]globalType, error) {
 
 // countImports returns the numbers of imported functions and globals.
 func countImports(p []byte) (funcs, globals uint32, err error) {
+	err = eachImport(p, func(_, _ string, kind byte) {
+		switch kind {
+		case 0x00:
+			funcs++
+		case 0x03:
+			globals++
+		}
+	})
+	return funcs, globals, err
+}
+
+// eachImport calls f with the module, name and kind of each import of an
+// import section's payload p.
+func eachImport(p []byte, f func(mod, name string, kind byte)) error {
 	count, pos, err := readU32(p)
 	if err != nil {
-		return 0, 0, fmt.Errorf("import section: %w", err)
+		return fmt.Errorf("import section: %w", err)
 	}
-	skipName := func() error {
+	name := func() (string, error) {
 		l, n, err := readU32(p[pos:])
 		if err != nil || uint64(l) > uint64(len(p)-pos-n) {
-			return errors.New("import section: bad name")
+			return "", errors.New("import section: bad name")
 		}
+		s := string(p[pos+n : pos+n+int(l)])
 		pos += n + int(l)
-		return nil
+		return s, nil
 	}
 	for i := uint32(0); i < count; i++ {
-		if err := skipName(); err != nil {
-			return 0, 0, err
+		mod, err := name()
+		if err != nil {
+			return err
 		}
-		if err := skipName(); err != nil {
-			return 0, 0, err
+		field, err := name()
+		if err != nil {
+			return err
 		}
 		if pos >= len(p) {
-			return 0, 0, errors.New("import section: truncated")
+			return errors.New("import section: truncated")
 		}
 		kind := p[pos]
 		pos++
 		var n int
 		switch kind {
 		case 0x00:
-			funcs++
 			_, n, err = readU32(p[pos:])
 		case 0x01:
 			if pos >= len(p) {
-				return 0, 0, errors.New("import section: truncated")
+				return errors.New("import section: truncated")
 			}
 			pos++
 			n, err = skipLimits(p[pos:])
 		case 0x02:
 			n, err = skipLimits(p[pos:])
 		case 0x03:
-			globals++
 			n = 2
 			if pos+2 > len(p) {
 				err = errors.New("truncated")
 			}
 		default:
-			return 0, 0, fmt.Errorf("%w: import kind %d", errUnsupported, kind)
+			return fmt.Errorf("%w: import kind %d", errUnsupported, kind)
 		}
 		if err != nil {
-			return 0, 0, fmt.Errorf("import section: %w", err)
+			return fmt.Errorf("import section: %w", err)
 		}
 		pos += n
+		f(mod, field, kind)
 	}
-	return funcs, globals, nil
+	return nil
 }
 
 // customName splits a custom section's payload into its name and contents.
@@ -507,4 +523,59 @@ func functionName(p []byte, fn uint32) (string, bool) {
 		return "", false
 	}
 	return "", false
+}
+
+// Segment is an active data segment of memory 0: what instantiation
+// writes at Offset.
+type Segment struct {
+	Offset uint32
+	Data   []byte
+}
+
+// DataSegments returns the data segments of wasm, in order, for a host
+// that instantiates the module without them (StripData) and writes them
+// itself. It fails for passive segments, another memory, or an offset
+// that is not a constant, which Go does not emit.
+func DataSegments(wasm []byte) ([]Segment, error) {
+	secs, err := splitSections(wasm)
+	if err != nil {
+		return nil, err
+	}
+	data := sectionOf(secs, sectionData)
+	if data == nil {
+		return nil, nil
+	}
+	segs, err := parseDataSection(data.payload)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Segment, 0, len(segs))
+	for i, s := range segs {
+		if s.mode == 1 || s.memory != 0 || !s.constOffset {
+			return nil, fmt.Errorf("%w: data segment %d is passive, of another memory, or at a computed offset", errUnsupported, i)
+		}
+		out = append(out, Segment{Offset: s.offset, Data: s.init})
+	}
+	return out, nil
+}
+
+// SnapshotPoint reports whether wasm imports seedfall.snapshot_point: it
+// was built with the pause overlay (engine/guest/pauseoverlay), whose
+// runtime asks the host there whether to pause before main.main.
+func SnapshotPoint(wasm []byte) bool {
+	secs, err := splitSections(wasm)
+	if err != nil {
+		return false
+	}
+	imp := sectionOf(secs, sectionImport)
+	if imp == nil {
+		return false
+	}
+	found := false
+	_ = eachImport(imp.payload, func(mod, name string, kind byte) {
+		if mod == "seedfall" && name == "snapshot_point" && kind == 0x00 {
+			found = true
+		}
+	})
+	return found
 }

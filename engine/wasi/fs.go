@@ -265,12 +265,15 @@ func fdFdstatSetFlags(ctx context.Context, m api.Module, s []uint64) errno.Errno
 	if e == nil {
 		return errno.EBADF
 	}
-	flags := uint16(s[1])
+	e.setFlags(uint16(s[1]))
+	return 0
+}
+
+func (e *fdEntry) setFlags(flags uint16) {
 	e.nonblock = flags&fdflagNonblock != 0
 	if e.kind == kindFile {
 		e.append = flags&fdflagAppend != 0
 	}
-	return 0
 }
 
 func fdFdstatSetRights(ctx context.Context, m api.Module, s []uint64) errno.Errno {

@@ -81,6 +81,14 @@ type Process struct {
 	Preempt func(m api.Module, calls api.MutableGlobal)
 	// CPU, if set, makes the guest's work take virtual time (cpu.go).
 	CPU *CPU
+	// Boot, if set, makes this a snapshot boot (boot.go): the guest pauses
+	// at the snapshot point, and a host call that a copy could not repeat
+	// stops it. Output goes to Boot, not to Output.
+	Boot *BootLog
+	// MonoStart is the virtual time at which the monotonic clock reads
+	// what it read at the start of the run: an incarnation restored from a
+	// snapshot continues the snapshot's clock (0 for a boot of its own).
+	MonoStart int64
 
 	cpu cpuState
 
@@ -125,14 +133,14 @@ func proc(ctx context.Context) *Process { return ctx.Value(procKey).(*Process) }
 func Instantiate(ctx context.Context, r wazero.Runtime) error {
 	b := r.NewHostModuleBuilder("wasi_snapshot_preview1")
 	for _, f := range wasiFuncs {
-		b.NewFunctionBuilder().WithGoModuleFunction(watched(f.fn, pure[f.name]), f.params, f.results).Export(f.name)
+		b.NewFunctionBuilder().WithGoModuleFunction(watched(f.name, f.fn, pure[f.name]), f.params, f.results).Export(f.name)
 	}
 	if _, err := b.Instantiate(ctx); err != nil {
 		return err
 	}
 	b = r.NewHostModuleBuilder("seedfall")
 	for _, f := range seedfallFuncs {
-		b.NewFunctionBuilder().WithGoModuleFunction(watched(f.fn, false), f.params, f.results).Export(f.name)
+		b.NewFunctionBuilder().WithGoModuleFunction(watched(f.name, f.fn, false), f.params, f.results).Export(f.name)
 	}
 	_, err := b.Instantiate(ctx)
 	return err
@@ -152,9 +160,15 @@ func Instantiate(ctx context.Context, r wazero.Runtime) error {
 // It also keeps the CPU account (cpu.go): every host call charges the calls
 // counted since the last one, and all but the pure ones pay the debt first,
 // so what the call does happens when the work before it is done.
-func watched(f api.GoModuleFunc, pure bool) api.GoModuleFunc {
+//
+// In a snapshot boot (boot.go) it lets through only the calls that a copy
+// of the snapshot can stand for.
+func watched(name string, f api.GoModuleFunc, pure bool) api.GoModuleFunc {
 	return func(ctx context.Context, m api.Module, s []uint64) {
 		if p, ok := ctx.Value(procKey).(*Process); ok {
+			if p.Boot != nil && !p.Boot.check(name, s) {
+				stopBoot(ctx, m)
+			}
 			if p.overdue.Load() {
 				stopOverdue(ctx, m)
 			}
@@ -349,7 +363,7 @@ func (p *Process) clock(id uint32) (int64, bool) {
 		}
 		return Epoch + p.Now() + p.cpuDebt(), true
 	case clockMonotonic, 2, 3: // process and thread CPU time count as monotonic time
-		return monoBase + p.Now() + p.cpuDebt(), true
+		return monoBase + p.Now() - p.MonoStart + p.cpuDebt(), true
 	}
 	return 0, false
 }
@@ -436,6 +450,9 @@ func schedYield(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 			p.counterLoaded()
 			return 0
 		}
+	}
+	if p.Boot != nil {
+		return 0 // a snapshot boot runs alone
 	}
 	if p.Proc.Yield() {
 		p.killed = true

@@ -32,7 +32,7 @@ var (
 	root      = flag.String("root", ".", "the repository root")
 	seeds     = flag.Int("seeds", 500, "seeds per throughput row")
 	cold      = flag.Bool("cold", true, "measure a first run from empty caches (takes a while: Go builds the standard library for wasip1)")
-	only      = flag.String("only", "", `print one section only: "cpu" (CPU time against free CPU), "merge" (seedfall merge of 10,000 seeds)`)
+	only      = flag.String("only", "", `print one section only: "cpu" (CPU time against free CPU), "merge" (seedfall merge of 10,000 seeds), "snapshot" (starts from the post-init snapshot against cold boots)`)
 	cpuRounds = flag.Int("cpurounds", 3, "interleaved rounds of the CPU time against free CPU comparison")
 	netSeeds  = flag.Int("netseeds", 2, "seeds of the 5-node chatting world (about 20s of real time each)")
 	mergeRuns = flag.Int("mergerounds", 3, "runs of each seedfall merge of 10,000 seeds")
@@ -50,6 +50,9 @@ func main() {
 		return
 	case "merge":
 		PrintMergeFigures(cache, *mergeRuns)
+		return
+	case "snapshot":
+		PrintSnapshotFigures(cache, *cpuRounds, *seeds/5)
 		return
 	}
 	trivial := filepath.Join(*root, "scripts/benchtool/trivial/seedfall.json")
@@ -120,6 +123,7 @@ func main() {
 	PrintWorkflow(cache)
 	PrintMergeFigures(cache, *mergeRuns)
 	PrintCPUFigures(cache, *cpuRounds, *seeds/5)
+	PrintSnapshotFigures(cache, *cpuRounds, *seeds/5)
 
 	nf, err := BenchNet(context.Background(), *root, *netSeeds)
 	check(err)
@@ -157,9 +161,17 @@ func sweepN(cache, world string, parallel, n int) []result {
 // sweepArgs runs seeds 1-n of world with extra flags (-set ...) and returns
 // their -json results.
 func sweepArgs(cache, world string, parallel, n int, extra ...string) []result {
+	return sweepEnv(cache, "", world, parallel, n, extra...)
+}
+
+// sweepEnv is sweepArgs with env ("K=V", or "") added to the environment.
+func sweepEnv(cache, env, world string, parallel, n int, extra ...string) []result {
 	args := append([]string{"run", "-c", world, "-seeds", fmt.Sprintf("1-%d", n), "-parallel", fmt.Sprint(parallel), "-json"}, extra...)
 	cmd := exec.Command(*bin, args...)
 	cmd.Env = append(os.Environ(), "SEEDFALL_CACHE="+cache)
+	if env != "" {
+		cmd.Env = append(cmd.Env, env)
+	}
 	out, err := cmd.Output()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", strings.Join(cmd.Args, " "), err)

@@ -1,0 +1,254 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/seedfall/seedfall/engine/disk"
+	"github.com/seedfall/seedfall/engine/guest"
+	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
+	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/wasi"
+)
+
+// Post-init snapshots. Every program built from source carries the pause
+// overlay's snapshot point, where its runtime asks the host, after every
+// package's init and just before main.main, whether to pause. For each
+// program, arguments and environment the engine boots the program once, in
+// a snapshot boot: a process of its own, on an empty disk, at virtual time
+// 0, with a fixed random stream (wasi.BootLog says what init may do there).
+// The guest pauses at the snapshot point; its memory and globals are the
+// snapshot. Every incarnation of the program, in every run, then starts
+// from a copy-on-write copy of the snapshot instead of running the Go
+// runtime's and the packages' init again: it re-draws the runtime's random
+// state from its own stream (so map order, select and math/rand vary by
+// seed as before), replays the lines init printed, and its monotonic clock
+// continues the snapshot's (wasi.Process.MonoStart). A program whose init
+// does what a copy cannot stand for (reads the wall clock or a file, draws
+// more randomness than the runtime's own, sleeps, ...) boots cold, as
+// before, and the engine says so once.
+//
+// Because the snapshot boot is made the same way wherever and whenever it
+// runs, a run's trace does not depend on which process or machine made
+// the snapshot: same world and seed, same digest.
+
+// pausable is what compile keeps of a module with the snapshot point: it
+// is compiled without its data segments, which the host writes for a cold
+// boot and which a restore does not need (the snapshot has the whole
+// memory).
+type pausable struct {
+	segs    []guest.Segment
+	globals []string          // the exported mutable globals, in guest.MutableGlobals order
+	initial map[string]uint64 // the call and loop counters' values at instantiation
+	prog    *pauseoverlay.Program
+
+	mu     sync.Mutex
+	images map[string]*bootImage // by arguments and environment
+}
+
+// bootImage is one program's state at the snapshot point, for one list of
+// arguments and environment, or why it has none.
+type bootImage struct {
+	once sync.Once
+	cold string // why the program boots cold; "" when snap is set
+	snap *pauseoverlay.Snapshot
+	log  *wasi.BootLog
+}
+
+// newPausable prepares bin for snapshots, or returns nil (and bin) if it
+// has no snapshot point or its layout is not one a host can restore.
+func newPausable(bin []byte) (*pausable, []byte) {
+	if !guest.SnapshotPoint(bin) || !guest.Pausable(bin) {
+		return nil, bin
+	}
+	segs, err := guest.DataSegments(bin)
+	if err != nil {
+		return nil, bin
+	}
+	globals, err := guest.MutableGlobals(bin)
+	if err != nil {
+		return nil, bin
+	}
+	stripped, err := guest.StripData(bin)
+	if err != nil {
+		return nil, bin
+	}
+	// The segments point into bin: keep only them, not the whole module.
+	for i := range segs {
+		segs[i].Data = bytes.Clone(segs[i].Data)
+	}
+	return &pausable{segs: segs, globals: globals, images: map[string]*bootImage{}}, stripped
+}
+
+// counters are the globals that the engine loads anew for each incarnation
+// (the loop budget and the count of calls): a copy starts them where a
+// cold boot would.
+var counters = []string{guest.BudgetGlobal, guest.CallsGlobal}
+
+// setCompiled records the compiled module (without data segments).
+func (pa *pausable) setCompiled(m wazero.CompiledModule) {
+	pa.prog = &pauseoverlay.Program{Bare: m, Globals: pa.globals}
+}
+
+// instantiate starts an incarnation of the program for wp: from its
+// snapshot if it has one (and snapshots is set), else by a cold boot.
+// alloc wraps pool, the allocator the memory comes from, in the
+// incarnation's memory_limit. It returns the instance, if one was made,
+// and the error that ended the guest, as wazero's InstantiateModule with
+// _start does; cold says why a program that could have been restored
+// booted cold ("" when it was restored, or snapshots is not set).
+func (pa *pausable) instantiate(ctx context.Context, rt wazero.Runtime, wp *wasi.Process, cfg wazero.ModuleConfig,
+	pool experimental.MemoryAllocator, alloc func(experimental.MemoryAllocator) experimental.MemoryAllocator, snapshots bool) (m api.Module, cold string, err error) {
+	if !snapshots {
+		m, err = pa.coldBoot(experimental.WithMemoryAllocator(ctx, alloc(pool)), rt, cfg)
+		return m, "", err
+	}
+	img := pa.image(rt, wp)
+	if img.snap == nil {
+		m, err = pa.coldBoot(experimental.WithMemoryAllocator(ctx, alloc(pool)), rt, cfg)
+		return m, img.cold, err
+	}
+	m, err = pa.prog.Restore(experimental.WithMemoryAllocator(ctx, alloc(pool)), rt, img.snap, cfg.WithStartFunctions())
+	if err != nil {
+		return nil, "", err
+	}
+	for _, name := range counters {
+		if g, ok := m.ExportedGlobal(name).(api.MutableGlobal); ok {
+			g.Set(pa.initial[name])
+		}
+	}
+	wp.Replay(img.log)
+	wp.MonoStart = wp.Now()
+	f, err := pauseoverlay.ResumeFunc(m)
+	if err != nil {
+		return m, "", err
+	}
+	_, err = f.Call(ctx)
+	return m, "", err
+}
+
+// coldBoot instantiates the module, writes its data segments and runs
+// _start.
+func (pa *pausable) coldBoot(ctx context.Context, rt wazero.Runtime, cfg wazero.ModuleConfig) (api.Module, error) {
+	m, err := rt.InstantiateModule(ctx, pa.prog.Bare, cfg.WithStartFunctions())
+	if err != nil {
+		return nil, err
+	}
+	mem := m.Memory()
+	for _, s := range pa.segs {
+		if !mem.Write(s.Offset, s.Data) {
+			m.Close(ctx)
+			return nil, fmt.Errorf("data segment at %#x of %d bytes is outside the memory", s.Offset, len(s.Data))
+		}
+	}
+	_, err = m.ExportedFunction("_start").Call(ctx)
+	return m, err
+}
+
+// image returns the snapshot for wp's arguments and environment, made by a
+// snapshot boot on first use.
+func (pa *pausable) image(rt wazero.Runtime, wp *wasi.Process) *bootImage {
+	key := strings.Join(wp.Args, "\x00") + "\x01" + strings.Join(wp.Env, "\x00")
+	pa.mu.Lock()
+	img, ok := pa.images[key]
+	if !ok {
+		img = &bootImage{}
+		pa.images[key] = img
+	}
+	pa.mu.Unlock()
+	// Nothing of the run reaches the snapshot boot: not its cancellation
+	// (the boot is bounded: wasi.BootLog), nor a guest profile.
+	img.once.Do(func() { pa.boot(context.Background(), rt, wp, img) })
+	return img
+}
+
+// boot makes img by a snapshot boot of the program with wp's arguments and
+// environment.
+func (pa *pausable) boot(ctx context.Context, rt wazero.Runtime, wp *wasi.Process, img *bootImage) {
+	log := &wasi.BootLog{}
+	bp := &wasi.Process{
+		Name:   wp.Name,
+		Args:   wp.Args,
+		Env:    wp.Env,
+		Now:    func() int64 { return 0 },
+		Random: rng.New(0, "snapshot", -1),
+		Disk:   disk.New(disk.Options{Now: func() int64 { return wasi.Epoch }}),
+		Boot:   log,
+		Output: func(stream int, line []byte) {
+			log.Output = append(log.Output, wasi.BootLine{Stream: stream, Text: bytes.Clone(line)})
+		},
+		// The count of calls runs out at the first counted call: give it
+		// more than any init makes, so the boot is not interrupted.
+		Preempt: func(_ api.Module, calls api.MutableGlobal) { calls.Set(1 << 30) },
+	}
+	ctx = wasi.WithProcess(ctx, bp)
+	m, err := rt.InstantiateModule(ctx, pa.prog.Bare, wazero.NewModuleConfig().WithName("").WithStartFunctions())
+	if err != nil {
+		img.cold = fmt.Sprintf("its snapshot boot could not start: %v", err)
+		return
+	}
+	defer m.Close(ctx)
+	pa.mu.Lock()
+	if pa.initial == nil {
+		pa.initial = map[string]uint64{}
+		for _, name := range counters {
+			if g := m.ExportedGlobal(name); g != nil {
+				pa.initial[name] = g.Get()
+			}
+		}
+	}
+	pa.mu.Unlock()
+	mem := m.Memory()
+	for _, s := range pa.segs {
+		if !mem.Write(s.Offset, s.Data) {
+			img.cold = "its data segments do not fit its memory"
+			return
+		}
+	}
+	_, err = m.ExportedFunction("_start").Call(ctx)
+	switch {
+	case log.Taint != "":
+		img.cold = log.Taint
+		return
+	case err != nil:
+		var exit interface{ ExitCode() uint32 }
+		if errors.As(err, &exit) {
+			img.cold = fmt.Sprintf("it exits during init (status %d)", exit.ExitCode())
+		} else {
+			img.cold = fmt.Sprintf("its init fails: %v", err)
+		}
+		return
+	case !log.Paused:
+		img.cold = "it did not reach the snapshot point"
+		return
+	}
+	snap, err := pa.prog.Take(m)
+	if err != nil {
+		img.cold = err.Error()
+		return
+	}
+	img.snap, img.log = snap, log
+}
+
+// coldOnce says, once per program, that it boots cold and why.
+func (e *Engine) coldOnce(prog *Program, why string) {
+	key := prog.Hash + " " + prog.Name
+	e.mu.Lock()
+	said := e.cold[key]
+	if e.cold == nil {
+		e.cold = map[string]bool{}
+	}
+	e.cold[key] = true
+	e.mu.Unlock()
+	if !said {
+		e.note(fmt.Sprintf("seedfall: %s starts without a snapshot, running its init at every start: %s", prog.Name, why))
+	}
+}

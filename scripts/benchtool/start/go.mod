@@ -1,0 +1,3 @@
+module start
+
+go 1.26
