@@ -567,7 +567,7 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 	var err error
 	if c.pa != nil {
 		var cold string
-		mod, cold, err = c.pa.instantiate(ctx, c.rt, wp, cfg, prog.mem, g.allocator, !r.coldBoot)
+		mod, cold, err = c.pa.instantiate(ctx, c.rt, wp, cfg, prog.mem, g, !r.coldBoot)
 		if cold != "" {
 			r.p.e.coldOnce(prog, cold)
 		}

@@ -99,30 +99,37 @@ func (pa *pausable) setCompiled(m wazero.CompiledModule) {
 }
 
 // instantiate starts an incarnation of the program for wp: from its
-// snapshot if it has one (and snapshots is set), else by a cold boot.
-// alloc wraps pool, the allocator the memory comes from, in the
-// incarnation's memory_limit. It returns the instance, if one was made,
-// and the error that ended the guest, as wazero's InstantiateModule with
-// _start does; cold says why a program that could have been restored
-// booted cold ("" when it was restored, or snapshots is not set).
+// snapshot if it has one (and snapshots is set), else by a cold boot. Its
+// memory comes from pool, held to the incarnation's memory_limit by g. It
+// returns the instance, if one was made, and the error that ended the
+// guest, as wazero's InstantiateModule with _start does; cold says why a
+// program that could have been restored booted cold ("" when it was
+// restored, or snapshots is not set).
 func (pa *pausable) instantiate(ctx context.Context, rt wazero.Runtime, wp *wasi.Process, cfg wazero.ModuleConfig,
-	pool experimental.MemoryAllocator, alloc func(experimental.MemoryAllocator) experimental.MemoryAllocator, snapshots bool) (m api.Module, cold string, err error) {
+	pool experimental.MemoryAllocator, g *memGuard, snapshots bool) (m api.Module, cold string, err error) {
+	ctx = experimental.WithMemoryAllocator(ctx, g.allocator(pool))
 	if !snapshots {
-		m, err = pa.coldBoot(experimental.WithMemoryAllocator(ctx, alloc(pool)), rt, cfg)
+		m, err = pa.coldBoot(ctx, rt, cfg)
 		return m, "", err
 	}
 	img := pa.image(rt, wp)
-	if img.snap == nil {
-		m, err = pa.coldBoot(experimental.WithMemoryAllocator(ctx, alloc(pool)), rt, cfg)
+	switch {
+	case img.snap == nil:
+		m, err = pa.coldBoot(ctx, rt, cfg)
 		return m, img.cold, err
+	case uint64(len(img.snap.Memory)) > g.limit:
+		// Its init alone needs more than the limit: the cold boot runs
+		// out of memory as it would have without snapshots.
+		m, err = pa.coldBoot(ctx, rt, cfg)
+		return m, "", err
 	}
-	m, err = pa.prog.Restore(experimental.WithMemoryAllocator(ctx, alloc(pool)), rt, img.snap, cfg.WithStartFunctions())
+	m, err = pa.prog.Restore(ctx, rt, img.snap, cfg.WithStartFunctions())
 	if err != nil {
 		return nil, "", err
 	}
 	for _, name := range counters {
-		if g, ok := m.ExportedGlobal(name).(api.MutableGlobal); ok {
-			g.Set(pa.initial[name])
+		if gl, ok := m.ExportedGlobal(name).(api.MutableGlobal); ok {
+			gl.Set(pa.initial[name])
 		}
 	}
 	wp.Replay(img.log)
