@@ -25,6 +25,8 @@ type memGuard struct {
 	// onRefuse, if set, hears of the first refusal, on the guest's
 	// goroutine, inside its memory.grow.
 	onRefuse func()
+	// mem is the memory it guards, once allocated.
+	mem *guardedMemory
 }
 
 // allocator gives the instance's memory from pool (nil: an ordinary Go
@@ -39,7 +41,8 @@ func (g *memGuard) allocator(pool experimental.MemoryAllocator) experimental.Mem
 		if m == nil { // outside Linux, or no address space to reserve
 			m = &sliceMemory{limit: g.limit}
 		}
-		return &guardedMemory{inner: m, g: g}
+		g.mem = &guardedMemory{inner: m, g: g}
+		return g.mem
 	})
 }
 
@@ -47,15 +50,28 @@ type guardedMemory struct {
 	inner   experimental.LinearMemory
 	g       *memGuard
 	started bool
+	// slack is how much larger the memory is than its guest knows: an
+	// instance reused from an earlier incarnation keeps the size it grew
+	// to (wasm memories do not shrink), but the guest restored into it
+	// starts from the snapshot's size, and only what it grows from there
+	// counts against its limit (see adopt).
+	slack uint64
+}
+
+// adopt makes m, the memory of an instance reused from an earlier
+// incarnation, g's: the guest it holds now has size bytes.
+func (m *guardedMemory) adopt(g *memGuard, size, physical uint64) {
+	m.g, m.slack, m.started = g, physical-size, true
+	g.mem, g.size = m, size
 }
 
 func (m *guardedMemory) Reallocate(size uint64) []byte {
 	g := m.g
 	// The first call makes the module's initial memory, which Prepare
 	// checked against the limit: wazero cannot take a refusal there.
-	if m.started && size > g.limit {
+	if m.started && size-m.slack > g.limit {
 		if !g.refused {
-			g.refused, g.had, g.asked = true, g.size, size
+			g.refused, g.had, g.asked = true, g.size, size-m.slack
 			if g.onRefuse != nil {
 				g.onRefuse()
 			}
@@ -65,7 +81,7 @@ func (m *guardedMemory) Reallocate(size uint64) []byte {
 	m.started = true
 	b := m.inner.Reallocate(size)
 	if b != nil {
-		g.size = size
+		g.size = size - m.slack
 	}
 	return b
 }

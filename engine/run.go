@@ -564,10 +564,11 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 	// message depends on how many instances the process made before.
 	cfg := wazero.NewModuleConfig().WithName("")
 	var mod api.Module
+	var img *bootImage
 	var err error
 	if c.pa != nil {
 		var cold string
-		mod, cold, err = c.pa.instantiate(ctx, c.rt, wp, cfg, prog.mem, g, !r.coldBoot)
+		mod, img, cold, err = c.pa.instantiate(ctx, c.rt, wp, cfg, prog.mem, g, !r.coldBoot)
 		if cold != "" {
 			r.p.e.coldOnce(prog, cold)
 		}
@@ -577,7 +578,7 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 	gin.end()
 	stopped := wp.Overdue() || ictx.Err() != nil
 	if mod != nil {
-		mod.Close(ctx)
+		img.release(ctx, mod, wp, g)
 	}
 	if n.crash || wp.Killed() {
 		return // killed by a crash or at the end of the run: nothing to decide

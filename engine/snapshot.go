@@ -61,6 +61,57 @@ type bootImage struct {
 	cold string // why the program boots cold; "" when snap is set
 	snap *pauseoverlay.Snapshot
 	log  *wasi.BootLog
+
+	// free are instances that ran an incarnation restored from snap and
+	// ended (release): the next start puts one back to snap in place,
+	// which costs no new instance.
+	mu   sync.Mutex
+	free []reusable
+}
+
+// reusable is an ended instance and its memory.
+type reusable struct {
+	m   api.Module
+	mem *guardedMemory
+}
+
+// Pooled instances: at most maxFree an image, each no more than maxSlack
+// larger than the snapshot (the rest are closed, and their memory freed).
+const (
+	maxFree  = 4
+	maxSlack = 16 << 20
+)
+
+// release ends the instance m of an incarnation that started from img (nil
+// for a module without the snapshot point): it is kept for the next start
+// if it may be reused, else closed.
+func (img *bootImage) release(ctx context.Context, m api.Module, wp *wasi.Process, g *memGuard) {
+	if img == nil || img.snap == nil || g.mem == nil || !wp.Reusable(m) ||
+		uint64(m.Memory().Size()) > uint64(len(img.snap.Memory))+maxSlack {
+		m.Close(ctx)
+		return
+	}
+	img.mu.Lock()
+	if len(img.free) < maxFree {
+		img.free = append(img.free, reusable{m, g.mem})
+		img.mu.Unlock()
+		return
+	}
+	img.mu.Unlock()
+	m.Close(ctx)
+}
+
+// take returns an instance to reuse, if there is one.
+func (img *bootImage) take() (reusable, bool) {
+	img.mu.Lock()
+	defer img.mu.Unlock()
+	n := len(img.free)
+	if n == 0 {
+		return reusable{}, false
+	}
+	r := img.free[n-1]
+	img.free = img.free[:n-1]
+	return r, true
 }
 
 // newPausable prepares bin for snapshots, or returns nil (and bin) if it
@@ -101,31 +152,52 @@ func (pa *pausable) setCompiled(m wazero.CompiledModule) {
 // instantiate starts an incarnation of the program for wp: from its
 // snapshot if it has one (and snapshots is set), else by a cold boot. Its
 // memory comes from pool, held to the incarnation's memory_limit by g. It
-// returns the instance, if one was made, and the error that ended the
-// guest, as wazero's InstantiateModule with _start does; cold says why a
-// program that could have been restored booted cold ("" when it was
-// restored, or snapshots is not set).
+// returns the instance, if one was made, the image it was restored from
+// (nil for a cold boot; pass the instance back to its release when the
+// guest has ended), and the error that ended the guest, as wazero's
+// InstantiateModule with _start does; cold says why a program that could
+// have been restored booted cold ("" when it was restored, or snapshots is
+// not set).
+//
+// A restore reuses an instance that an earlier incarnation from the same
+// snapshot left (release), putting its memory and globals back to the
+// snapshot in place: it skips instantiating the module (most of that is
+// wazero filling the function table). What the guest sees is the same: Go's
+// runtime reads the memory's size only during init, and takes the pages it
+// grows as zeroed (the tail past the snapshot is cleared), so the larger
+// memory is invisible, and the memory_limit counts only what this
+// incarnation grows (guardedMemory.adopt).
 func (pa *pausable) instantiate(ctx context.Context, rt wazero.Runtime, wp *wasi.Process, cfg wazero.ModuleConfig,
-	pool experimental.MemoryAllocator, g *memGuard, snapshots bool) (m api.Module, cold string, err error) {
+	pool experimental.MemoryAllocator, g *memGuard, snapshots bool) (m api.Module, img *bootImage, cold string, err error) {
 	ctx = experimental.WithMemoryAllocator(ctx, g.allocator(pool))
 	if !snapshots {
 		m, err = pa.coldBoot(ctx, rt, cfg)
-		return m, "", err
+		return m, nil, "", err
 	}
-	img := pa.image(rt, wp)
-	switch {
-	case img.snap == nil:
+	img = pa.image(rt, wp)
+	if img.snap == nil {
 		m, err = pa.coldBoot(ctx, rt, cfg)
-		return m, img.cold, err
-	case uint64(len(img.snap.Memory)) > g.limit:
+		return m, nil, img.cold, err
+	}
+	size := uint64(len(img.snap.Memory))
+	if size > g.limit {
 		// Its init alone needs more than the limit: the cold boot runs
 		// out of memory as it would have without snapshots.
 		m, err = pa.coldBoot(ctx, rt, cfg)
-		return m, "", err
+		return m, nil, "", err
 	}
-	m, err = pa.prog.Restore(ctx, rt, img.snap, cfg.WithStartFunctions())
+	if r, ok := img.take(); ok {
+		m = r.m
+		r.mem.adopt(g, size, uint64(m.Memory().Size()))
+		err = pa.prog.Reset(ctx, m, img.snap)
+	} else {
+		m, err = pa.prog.Restore(ctx, rt, img.snap, cfg.WithStartFunctions())
+	}
 	if err != nil {
-		return nil, "", err
+		if m != nil {
+			m.Close(ctx)
+		}
+		return nil, nil, "", err
 	}
 	for _, name := range counters {
 		if gl, ok := m.ExportedGlobal(name).(api.MutableGlobal); ok {
@@ -134,12 +206,13 @@ func (pa *pausable) instantiate(ctx context.Context, rt wazero.Runtime, wp *wasi
 	}
 	wp.Replay(img.log)
 	wp.MonoStart = wp.Now()
+	wp.Reuse = true
 	f, err := pauseoverlay.ResumeFunc(m)
 	if err != nil {
-		return m, "", err
+		return m, img, "", err
 	}
 	_, err = f.Call(ctx)
-	return m, "", err
+	return m, img, "", err
 }
 
 // coldBoot instantiates the module, writes its data segments and runs

@@ -89,6 +89,10 @@ type Process struct {
 	// what it read at the start of the run: an incarnation restored from a
 	// snapshot continues the snapshot's clock (0 for a boot of its own).
 	MonoStart int64
+	// Reuse keeps the instance open when the guest exits or is killed, so
+	// that the engine can put it back to a snapshot for the next start
+	// (Reusable says whether it may).
+	Reuse bool
 
 	cpu cpuState
 
@@ -278,9 +282,24 @@ var le = binary.LittleEndian
 
 // kill unwinds the guest after its process was killed while blocked.
 func kill(ctx context.Context, m api.Module) {
-	proc(ctx).detachMappings() // while the memory is still there
-	_ = m.CloseWithExitCode(ctx, ExitKilled)
+	p := proc(ctx)
+	p.detachMappings() // while the memory is still there
+	p.close(ctx, m, ExitKilled)
 	panic(sys.NewExitError(ExitKilled))
+}
+
+// close closes the guest's module as it ends, unless the engine reuses it.
+func (p *Process) close(ctx context.Context, m api.Module, code uint32) {
+	if !p.Reuse {
+		_ = m.CloseWithExitCode(ctx, code)
+	}
+}
+
+// Reusable reports whether the guest's instance may start another
+// incarnation: the guest exited or was killed (so no mapping refers to
+// its memory any more), and nothing closed it.
+func (p *Process) Reusable(m api.Module) bool {
+	return p.Reuse && (p.exited || p.killed) && len(p.maps) == 0 && !m.IsClosed()
 }
 
 // block parks the calling instance until readyAt's time, or kills it.
@@ -298,7 +317,7 @@ func procExit(ctx context.Context, m api.Module, s []uint64) {
 	p.FlushOutput()
 	p.unmapAll()
 	p.closeAll()
-	_ = m.CloseWithExitCode(ctx, code)
+	p.close(ctx, m, code)
 	panic(sys.NewExitError(code))
 }
 
