@@ -3,7 +3,7 @@
 // after package init and, optionally, whenever it is idle, instead of
 // blocking a host goroutine; and the host side that snapshots a paused
 // guest and restores it into fresh instances of the same compiled module.
-// The engine uses the snapshot point, Program.Take and Program.Restore to
+// The engine uses the snapshot point, Program.Take, Restore and Reset to
 // start every program from its post-init snapshot (engine/snapshot.go);
 // the idle pause, COW and World are the prototype's.
 //
