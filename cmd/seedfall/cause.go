@@ -30,6 +30,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
+	worldsAtOnce(*parallel)
 	if *moments < 2 || *branches < 1 {
 		return fmt.Errorf("-moments must be at least 2, -branches at least 1")
 	}

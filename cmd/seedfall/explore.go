@@ -41,6 +41,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
+	worldsAtOnce(*parallel)
 	budget, err := starlark.ParseBudget(*budgetFlag)
 	if err != nil {
 		return fmt.Errorf("-%v", err)

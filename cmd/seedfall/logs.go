@@ -19,6 +19,7 @@ func logsCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ctx := callContext(stderr)
+	worldsAtOnce(1) // one seed's run
 	s, sch, _, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"time"
 
@@ -67,9 +66,7 @@ func mutateCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
-	if *parallel < runtime.NumCPU() {
-		runtime.GOMAXPROCS(*parallel) // one P per world, as run does
-	}
+	worldsAtOnce(*parallel)
 	ctx, stop := onInterrupt(context.Background(), stderr)
 	defer stop()
 	s, err := open(ctx, cfg, stderr)

@@ -23,6 +23,7 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer gprof.write(stderr)
 	ctx := context.Background()
+	worldsAtOnce(1) // one seed's run
 	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"time"
 
@@ -68,14 +67,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// One world is one goroutine group passing a baton: with idle Ps around,
-	// every handoff wakes another OS thread for nothing. Keep one P per
-	// world. (A spinning guest still lets the watchdog run: its loop budget
-	// brings it back into Go code, where it can be preempted, every
-	// millisecond or so.)
-	if *parallel < runtime.NumCPU() {
-		runtime.GOMAXPROCS(*parallel)
-	}
+	worldsAtOnce(*parallel)
 	// Ctrl-C stops the runs in flight; what finished is printed, and
 	// written to -report, as a whole sweep's would be.
 	ctx, stop := onInterrupt(context.Background(), stderr)

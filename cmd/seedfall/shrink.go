@@ -32,6 +32,10 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) error {
 	if *budget < 0 {
 		return fmt.Errorf("-budget %v is negative: give a wall time such as 2m, or 0 for no limit", *budget)
 	}
+	if err := checkParallel(*parallel); err != nil {
+		return err
+	}
+	worldsAtOnce(*parallel)
 	// Ctrl-C ends the shrink like a budget that ran out: the smallest
 	// failing schedule so far is saved and printed.
 	ctx, stop := onInterrupt(callContext(stderr), stderr)
