@@ -59,6 +59,10 @@ type Options struct {
 	// ColdBoot is RunOptions.ColdBoot for every run; SEEDFALL_COLD_BOOT=1
 	// sets it.
 	ColdBoot bool
+	// Hint, if set, hears advice about speed that changes no result: a
+	// program that starts without a snapshot, and why (snapshot.go). By
+	// default nobody hears it.
+	Hint func(msg string)
 }
 
 // Engine holds what runs share: the builder, and the compiled modules by
@@ -72,7 +76,7 @@ type Engine struct {
 	mu    sync.Mutex
 	mods  map[modKey]*compiled
 	pools map[string]experimental.MemoryAllocator // by the wasm's hash
-	cold  map[string]bool                         // programs said to boot cold (coldOnce), by hash and name
+	cold  map[string]bool                         // builds said to boot cold (coldOnce), by hash
 }
 
 // modKey names a compiled module: the wasm's hash, and whether it runs

@@ -318,17 +318,19 @@ func (pa *pausable) boot(ctx context.Context, rt wazero.Runtime, wp *wasi.Proces
 	img.snap, img.log = snap, log
 }
 
-// coldOnce says, once per program, that it boots cold and why.
+// coldOnce hints, once per build, that a program boots cold and why.
 func (e *Engine) coldOnce(prog *Program, why string) {
-	key := prog.Hash + " " + prog.Name
+	if e.opts.Hint == nil {
+		return
+	}
 	e.mu.Lock()
-	said := e.cold[key]
+	said := e.cold[prog.Hash]
 	if e.cold == nil {
 		e.cold = map[string]bool{}
 	}
-	e.cold[key] = true
+	e.cold[prog.Hash] = true
 	e.mu.Unlock()
 	if !said {
-		e.note(fmt.Sprintf("seedfall: %s starts without a snapshot, running its init at every start: %s", prog.Name, why))
+		e.opts.Hint(fmt.Sprintf("seedfall: %s starts without a snapshot, running its init at every start: %s", prog.Name, why))
 	}
 }

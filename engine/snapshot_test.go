@@ -63,10 +63,10 @@ func TestSnapshotStartIsABoot(t *testing.T) {
 }
 
 // A program whose init reads the wall clock cannot share one snapshot
-// across starts: it boots cold, says so once, and sees the run's clock.
+// across starts: it boots cold, hints so once, and sees the run's clock.
 func TestSnapshotRefusesTheWallClock(t *testing.T) {
 	var notes []string
-	e, err := New(context.Background(), Options{Note: func(s string) { notes = append(notes, s) }})
+	e, err := New(context.Background(), Options{Hint: func(s string) { notes = append(notes, s) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,7 +127,7 @@ func open(ctx context.Context, wa *worldArgs, stderr io.Writer) (*session, error
 	} else if logp != nil {
 		progress = logp.build
 	}
-	e, err := engine.New(ctx, engine.Options{Progress: progress, Note: noteTo(stderr)})
+	e, err := engine.New(ctx, engine.Options{Progress: progress, Note: noteTo(stderr), Hint: hintTo(stderr)})
 	if err != nil {
 		logp.end()
 		return nil, err
@@ -146,6 +146,15 @@ func open(ctx context.Context, wa *worldArgs, stderr io.Writer) (*session, error
 
 // noteTo prints the engine's notes (a damaged cache entry made again) to
 // stderr, over a progress line on a terminal.
+// hintTo is engine.Options.Hint: advice about speed, for a person at a
+// terminal only (scripts and logs see results, not advice).
+func hintTo(stderr io.Writer) func(string) {
+	if !isTerminal(stderr) {
+		return nil
+	}
+	return noteTo(stderr)
+}
+
 func noteTo(stderr io.Writer) func(string) {
 	if isTerminal(stderr) {
 		return func(msg string) { fmt.Fprintf(stderr, "\r\033[K%s\n", msg) }
