@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register(command{"cause", "-c seedfall.json -seed N [-faults FILE] [-moments M] [-branches B] [-parallel K] [-json]", causeCmd})
+	register(command{"cause", "-c seedfall.json -seed N [-faults FILE] [-moments M] [-branches B] [-parallel K] [-all] [-json]", causeCmd})
 }
 
 // causeCmd forks a failing run at many moments and reports when the
@@ -23,6 +23,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	moments := fs.Int("moments", 16, "moments to fork the run at, evenly spread, before refining")
 	branches := fs.Int("branches", 8, "forks per moment")
 	parallel := fs.Int("parallel", 2, "runs at once")
+	all := fs.Bool("all", false, "run every fork of every moment, from the start of the run: the full table, at several times the runs")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -34,8 +35,8 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	if *moments < 2 || *branches < 1 {
 		return fmt.Errorf("-moments must be at least 2, -branches at least 1")
 	}
-	// Ctrl-C stops the forks in flight; what the finished ones establish
-	// is printed.
+	// Ctrl-C stops the forks in flight; what the moments the finished
+	// ones decided establish is printed.
 	ctx, stop := onInterrupt(callContext(stderr), stderr)
 	defer stop()
 	s, sch, from, err := sa.open(ctx, cfg, stderr)
@@ -44,9 +45,15 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer s.close()
 	seed := sa.seed
-	opt := cause.Options{Moments: *moments, Branches: *branches, Parallel: *parallel}
+	opt := cause.Options{Moments: *moments, Branches: *branches, Parallel: *parallel, Exhaustive: *all}
 	if isTerminal(stderr) {
-		opt.Progress = func(done, total int) { fmt.Fprintf(stderr, "\r\033[Kforking: %d of about %d runs", done, total) }
+		opt.Progress = func(done, most int) {
+			if *all {
+				fmt.Fprintf(stderr, "\r\033[Kforking: %d of %d runs", done, most)
+			} else {
+				fmt.Fprintf(stderr, "\r\033[Kforking: %d runs, at most %d", done, most)
+			}
+		}
 	}
 	res, err := cause.Find(ctx, s.p, *seed, sch, opt)
 	if isTerminal(stderr) {
@@ -66,9 +73,10 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if *asJSON {
 		type moment struct {
-			AtNs   int64 `json:"at_ns"`
-			Failed int   `json:"failed"`
-			Runs   int   `json:"runs"`
+			AtNs    int64  `json:"at_ns"`
+			Failed  int    `json:"failed"`
+			Runs    int    `json:"runs"`
+			Verdict string `json:"verdict"`
 		}
 		out := struct {
 			Failure      jsonResult     `json:"failure"`
@@ -77,10 +85,12 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 			InevitableNs int64          `json:"inevitable_ns"`
 			Faults       []faults.Fault `json:"faults"`
 			Runs         int            `json:"runs"`
+			Steps        uint64         `json:"steps"`
 			Interrupted  bool           `json:"interrupted,omitempty"`
-		}{Failure: newJSONResult(f, from), AfterNs: int64(res.After), InevitableNs: int64(res.Inevitable), Faults: res.Faults, Runs: res.Runs, Interrupted: res.Interrupted}
+		}{Failure: newJSONResult(f, from), AfterNs: int64(res.After), InevitableNs: int64(res.Inevitable), Faults: res.Faults,
+			Runs: res.Runs, Steps: res.Steps, Interrupted: res.Interrupted}
 		for _, m := range res.Moments {
-			out.Moments = append(out.Moments, moment{int64(m.At), m.Failed, m.Runs})
+			out.Moments = append(out.Moments, moment{int64(m.At), m.Failed, m.Runs, m.Verdict.String()})
 		}
 		if out.Faults == nil {
 			out.Faults = []faults.Fault{}
@@ -96,14 +106,27 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "seed %d, %s from %s\n", *seed, plural(len(sch.Faults), "fault"), from)
 	}
 	fmt.Fprintf(stdout, "seed %d fails at %s: %s: %s\n", *seed, simTime(f.SimNs), f.Class, f.Reason)
-	fmt.Fprintf(stdout, "forked %s at %s, each keeping the faults before its moment and re-keying every stream from it:\n",
-		plural(*branches, "way"), plural(len(res.Moments), "moment"))
+	if *all {
+		fmt.Fprintf(stdout, "forked %s at %s, each keeping the faults before its moment and re-keying every stream from it:\n",
+			plural(*branches, "way"), plural(len(res.Moments), "moment"))
+	} else {
+		fmt.Fprintf(stdout, "forked up to %s at %s, each keeping the faults before its moment and re-keying every stream from it;\n",
+			plural(*branches, "way"), plural(len(res.Moments), "moment"))
+		fmt.Fprintf(stdout, "tried from the end back to the latest moment that passes, then halving; a moment's forks stop once they decide it (-all: every fork of every moment):\n")
+	}
 	for _, m := range res.Moments {
 		bar := strings.Repeat("#", m.Failed) + strings.Repeat(".", m.Runs-m.Failed)
-		fmt.Fprintf(stdout, "  %14v  %s  %d/%d still fail\n", m.At, bar, m.Failed, m.Runs)
+		note := ""
+		switch {
+		case m.Verdict == cause.Undecided:
+			note = "  (interrupted: undecided)"
+		case m.Runs < *branches:
+			note = fmt.Sprintf("  (%d of %d forks decided it: %s)", m.Runs, *branches, m.Verdict)
+		}
+		fmt.Fprintf(stdout, "  %14v  %-*s  %d/%d still fail%s\n", m.At, *branches, bar, m.Failed, m.Runs, note)
 	}
 	if res.Interrupted {
-		fmt.Fprintf(stdout, "interrupted after %s; what the moments whose forks all finished establish:\n", plural(res.Runs, "run"))
+		fmt.Fprintf(stdout, "interrupted after %s; what the decided moments establish:\n", plural(res.Runs, "run"))
 	}
 	if res.Inevitable == 0 {
 		fmt.Fprintf(stdout, "the failure was inevitable from the start: forks without any fault still fail\n")
@@ -122,6 +145,16 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, "  "+l.String())
 		}
 	}
-	fmt.Fprintf(stdout, "%s in all; debug the moment: seedfall debug %s -seed %d -at %v\n", plural(res.Runs, "run"), s.args, *seed, res.Inevitable)
+	fmt.Fprintf(stdout, "%s in all, %s; debug the moment: seedfall debug %s -seed %d -at %v\n", plural(res.Runs, "run"), cost(res), s.args, *seed, res.Inevitable)
 	return verdict
+}
+
+// cost says what the forks cost in runs of the seed: their scheduler
+// steps over the failing run's, which unlike their wall time is the same
+// every time.
+func cost(res *cause.Result) string {
+	if res.Failure.Steps == 0 {
+		return fmt.Sprintf("%d scheduler steps", res.Steps)
+	}
+	return fmt.Sprintf("%.1f times the failing run's scheduler steps", float64(res.Steps)/float64(res.Failure.Steps))
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 
@@ -73,6 +74,26 @@ func TestScripts(t *testing.T) {
 					ts.Check(err)
 					b[len(b)/2] ^= 0x10
 					ts.Check(os.WriteFile(f, b, 0o644))
+				}
+			},
+			// sameexcept regexp a b: the two files have the same lines
+			// but for those that match regexp.
+			"sameexcept": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 || neg {
+					ts.Fatalf("usage: sameexcept regexp file1 file2")
+				}
+				re, err := regexp.Compile(args[0])
+				ts.Check(err)
+				var kept [2][]string
+				for i, f := range args[1:] {
+					for _, l := range strings.Split(ts.ReadFile(f), "\n") {
+						if !re.MatchString(l) {
+							kept[i] = append(kept[i], l)
+						}
+					}
+				}
+				if a, b := strings.Join(kept[0], "\n"), strings.Join(kept[1], "\n"); a != b {
+					ts.Fatalf("%s and %s differ outside lines that match %s:\n%s\n---\n%s", args[1], args[2], args[0], a, b)
 				}
 			},
 			// samedigest a b: the two files name the same trace digest.

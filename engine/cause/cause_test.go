@@ -3,6 +3,7 @@ package cause
 import (
 	"context"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,8 +12,19 @@ import (
 	"github.com/seedfall/seedfall/engine/world"
 )
 
+var (
+	prepMu   sync.Mutex
+	prepared = map[string]*engine.Prepared{}
+)
+
+// prepare prepares the world at path once for all the tests.
 func prepare(t *testing.T, path string) *engine.Prepared {
 	t.Helper()
+	prepMu.Lock()
+	defer prepMu.Unlock()
+	if p := prepared[path]; p != nil {
+		return p
+	}
 	w, err := world.Load(path)
 	if err != nil {
 		t.Fatal(err)
@@ -21,26 +33,41 @@ func prepare(t *testing.T, path string) *engine.Prepared {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.Close(context.Background()) })
 	p, err := e.Prepare(context.Background(), w)
 	if err != nil {
+		e.Close(context.Background())
 		t.Fatal(err)
 	}
+	prepared[path] = p
 	return p
 }
 
+func find(t *testing.T, p *engine.Prepared, seed uint64, opt Options) *Result {
+	t.Helper()
+	res, err := Find(context.Background(), p, seed, nil, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// sameAnswer fails t unless a and b find the same interval, faults and
+// events.
+func sameAnswer(t *testing.T, what string, a, b *Result) {
+	t.Helper()
+	if a.After != b.After || a.Inevitable != b.Inevitable || !reflect.DeepEqual(a.Faults, b.Faults) || !reflect.DeepEqual(a.Events, b.Events) {
+		t.Errorf("%s: (%v, %v] with %v and %v; against (%v, %v] with %v and %v", what,
+			a.After, a.Inevitable, a.Faults, a.Events, b.After, b.Inevitable, b.Faults, b.Events)
+	}
+}
+
 // kvlog acknowledges writes before it fsyncs them: its failure becomes
-// inevitable at the crash that loses them, and cause names that crash.
+// inevitable at the crash that loses them, and cause names that crash,
+// as running every fork of every moment does.
 func TestCauseFindsTheCrash(t *testing.T) {
 	p := prepare(t, "../../examples/kvlog/seedfall.json")
-	find := func(parallel int) *Result {
-		res, err := Find(context.Background(), p, 1, nil, Options{Moments: 8, Branches: 4, Parallel: parallel})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	res := find(1)
+	opt := Options{Moments: 8, Branches: 4, Parallel: 2}
+	res := find(t, p, 1, opt)
 	if res.Failure.Passed {
 		t.Fatal("kvlog seed 1 passed; the test needs its failure")
 	}
@@ -51,17 +78,84 @@ func TestCauseFindsTheCrash(t *testing.T) {
 	if !(res.After <= crash && crash < res.Inevitable) {
 		t.Errorf("the crash at %v is not in (%v, %v]", crash, res.After, res.Inevitable)
 	}
-	for _, m := range res.Moments {
+	opt.Exhaustive = true
+	all := find(t, p, 1, opt)
+	sameAnswer(t, "kvlog seed 1, exhaustive", res, all)
+	for _, m := range all.Moments {
 		if m.At <= crash && m.Failed > 0 {
 			t.Errorf("a fork at %v, before the crash, failed %d times: without the crash kvlog keeps every write", m.At, m.Failed)
 		}
 	}
-	// The same answer every time, whatever the parallelism.
-	again := find(2)
-	again.Failure, res.Failure = nil, nil
-	again.Runs, res.Runs = 0, 0
-	if !reflect.DeepEqual(res, again) {
-		t.Errorf("parallel 1 and 2 differ:\n%+v\n%+v", res, again)
+	// Each moment tried is one the exhaustive search tried, with the
+	// same verdict; those that pass took one fork.
+	verdicts := map[time.Duration]Verdict{}
+	for _, m := range all.Moments {
+		verdicts[m.At] = m.Verdict
+	}
+	for _, m := range res.Moments {
+		if v, ok := verdicts[m.At]; !ok || v != m.Verdict || (m.Verdict == Passes && m.Runs != 1) {
+			t.Errorf("moment %+v; the exhaustive search's: %v (tried: %v)", m, v, ok)
+		}
+	}
+	if res.Runs >= all.Runs {
+		t.Errorf("%d runs; the exhaustive search took %d", res.Runs, all.Runs)
+	}
+	if res.Steps < uint64(res.Runs)*res.Failure.Steps/2 {
+		t.Errorf("%d runs took %d steps; the failing run alone %d", res.Runs, res.Steps, res.Failure.Steps)
+	}
+}
+
+// The same result every time, whatever the parallelism; only the runs a
+// parallel batch made past a moment's deciding fork differ.
+func TestCauseDeterministic(t *testing.T) {
+	p := prepare(t, "../../examples/kvlog/seedfall.json")
+	opt := Options{Moments: 4, Branches: 3, Refine: 3, Parallel: 2}
+	a, b := find(t, p, 2, opt), find(t, p, 2, opt)
+	opt.Parallel = 1
+	one := find(t, p, 2, opt)
+	for _, r := range []*Result{a, b, one} {
+		if r.Failure.WallNs == 0 {
+			t.Fatal("the failing run took no wall time")
+		}
+		r.Failure.WallNs = 0 // the only field not a function of the seed
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("twice, two results:\n%+v\n%+v", a, b)
+	}
+	n := 0
+	for _, m := range one.Moments {
+		n += m.Runs
+	}
+	if one.Runs != n || a.Runs < n {
+		t.Errorf("the moments count %d forks; one at a time made %d runs, two at a time %d", n, one.Runs, a.Runs)
+	}
+	one.Runs, one.Steps = a.Runs, a.Steps
+	if !reflect.DeepEqual(a, one) {
+		t.Errorf("parallel 1 and 2 differ:\n%+v\n%+v", one, a)
+	}
+}
+
+// On other seeds and another example, the search finds what running
+// every fork of every moment finds, with fewer runs. bank's failure is
+// a race, with no fault at all.
+func TestCauseSameAsExhaustive(t *testing.T) {
+	for _, c := range []struct {
+		world string
+		seed  uint64
+	}{
+		{"../../examples/kvlog/seedfall.json", 3},
+		{"../../examples/bank/seedfall.json", 2},
+	} {
+		p := prepare(t, c.world)
+		opt := Options{Moments: 6, Branches: 3, Refine: 3, Parallel: 2}
+		res := find(t, p, c.seed, opt)
+		opt.Exhaustive = true
+		all := find(t, p, c.seed, opt)
+		sameAnswer(t, c.world, res, all)
+		if res.Runs >= all.Runs {
+			t.Errorf("%s seed %d: %d runs; the exhaustive search took %d", c.world, c.seed, res.Runs, all.Runs)
+		}
+		t.Logf("%s seed %d: (%v, %v], %d runs, exhaustive %d", c.world, c.seed, res.After, res.Inevitable, res.Runs, all.Runs)
 	}
 }
 
@@ -78,17 +172,20 @@ func TestCauseOfAPass(t *testing.T) {
 // whose forks finished, and an interval that still holds the crash.
 func TestCauseInterrupted(t *testing.T) {
 	p := prepare(t, "../../examples/kvlog/seedfall.json")
-	whole, err := Find(context.Background(), p, 1, nil, Options{Moments: 8, Branches: 4, Parallel: 2})
-	if err != nil || whole.Interrupted {
-		t.Fatal(err, whole.Interrupted)
+	opt := Options{Moments: 8, Branches: 4, Parallel: 2}
+	whole := find(t, p, 1, opt)
+	if whole.Interrupted {
+		t.Fatal("interrupted without a cancel")
 	}
-	for _, after := range []int{5, 8 * 4, 8*4 + 2} {
+	for _, after := range []int{3, whole.Runs / 2, whole.Runs - 2} {
 		ctx, cancel := context.WithCancel(context.Background())
-		res, err := Find(ctx, p, 1, nil, Options{Moments: 8, Branches: 4, Parallel: 2, Progress: func(done, total int) {
+		o := opt
+		o.Progress = func(done, most int) {
 			if done == after {
 				cancel()
 			}
-		}})
+		}
+		res, err := Find(ctx, p, 1, nil, o)
 		cancel()
 		if err != nil {
 			t.Fatalf("after %d runs: %v", after, err)
@@ -103,7 +200,7 @@ func TestCauseInterrupted(t *testing.T) {
 			}
 			n += m.Runs
 		}
-		if n != res.Runs {
+		if n > res.Runs {
 			t.Errorf("after %d runs: the moments count %d forks, the result %d", after, n, res.Runs)
 		}
 		if !(res.After <= whole.After && whole.Inevitable <= res.Inevitable) || res.Inevitable > time.Duration(res.Failure.SimNs) {

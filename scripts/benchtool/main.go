@@ -32,10 +32,12 @@ var (
 	root      = flag.String("root", ".", "the repository root")
 	seeds     = flag.Int("seeds", 500, "seeds per throughput row")
 	cold      = flag.Bool("cold", true, "measure a first run from empty caches (takes a while: Go builds the standard library for wasip1)")
-	only      = flag.String("only", "", `print one section only: "cpu" (CPU time against free CPU), "merge" (seedfall merge of 10,000 seeds), "snapshot" (starts from the post-init snapshot against cold boots)`)
+	only      = flag.String("only", "", `print one section only: "cpu" (CPU time against free CPU), "merge" (seedfall merge of 10,000 seeds), "snapshot" (starts from the post-init snapshot against cold boots), "cause" (seedfall cause in runs of the seed)`)
 	cpuRounds = flag.Int("cpurounds", 3, "interleaved rounds of the CPU time against free CPU comparison")
 	netSeeds  = flag.Int("netseeds", 2, "seeds of the 5-node chatting world (about 20s of real time each)")
 	mergeRuns = flag.Int("mergerounds", 3, "runs of each seedfall merge of 10,000 seeds")
+	causeRuns = flag.Int("causerounds", 3, "interleaved rounds of seedfall cause, every fork against decided early")
+	causePar  = flag.Int("causeparallel", 2, "forks seedfall cause runs at once (its default is 2)")
 )
 
 func main() {
@@ -53,6 +55,9 @@ func main() {
 		return
 	case "snapshot":
 		PrintSnapshotFigures(cache, *cpuRounds, *seeds/5)
+		return
+	case "cause":
+		PrintCauseFigures(*causeRuns, *causePar)
 		return
 	}
 	trivial := filepath.Join(*root, "scripts/benchtool/trivial/seedfall.json")
@@ -124,6 +129,7 @@ func main() {
 	PrintMergeFigures(cache, *mergeRuns)
 	PrintCPUFigures(cache, *cpuRounds, *seeds/5)
 	PrintSnapshotFigures(cache, *cpuRounds, *seeds/5)
+	PrintCauseFigures(*causeRuns, *causePar)
 
 	nf, err := BenchNet(context.Background(), *root, *netSeeds)
 	check(err)

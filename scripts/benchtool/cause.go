@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/cause"
+	"github.com/seedfall/seedfall/engine/world"
+)
+
+// causeSubjects are the failing seeds PrintCauseFigures explains: three of
+// kvlog, whose failure becomes inevitable at a crash early, late and
+// about a third of the way into the run, and bank's race, which needs no
+// fault at all.
+var causeSubjects = []struct {
+	world string
+	seed  uint64
+}{
+	{"examples/kvlog/seedfall.json", 1},
+	{"examples/kvlog/seedfall.json", 2},
+	{"examples/kvlog/seedfall.json", 3},
+	{"examples/bank/seedfall.json", 2},
+}
+
+// cost is what one measured call took.
+type cost struct{ wall, cpu float64 }
+
+// measure times f's wall time and this process's CPU time meanwhile.
+func measure(f func()) cost {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		check(syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	c0, start := cpu(), time.Now()
+	f()
+	return cost{float64(time.Since(start)), float64(cpu() - c0)}
+}
+
+// PrintCauseFigures measures seedfall cause in this process, in runs of
+// the seed it explains: its wall and CPU time over one run's, with every
+// fork of every moment (cause -all, the search before it decided moments
+// early) and as it is now, at parallel forks at once (the command's
+// default is 2). Each round times one run (on one core, as run -parallel
+// 1 runs it; the median of three), then both searches, so that the
+// machine's other load falls on all alike; the table shows the medians
+// over rounds of each round's ratios, and each search's runs and
+// scheduler steps over the failing run's, which do not vary.
+func PrintCauseFigures(rounds, parallel int) {
+	ctx := context.Background()
+	e, err := engine.New(ctx, engine.Options{})
+	check(err)
+	defer e.Close(ctx)
+	fmt.Printf("\ncause in runs of the seed, -parallel %d, median of %d interleaved rounds\n", parallel, rounds)
+	fmt.Printf("%-34s %8s %5s %7s %7s %7s %7s %7s\n", "", "one run", "runs", "steps", "wall", "CPU", "wall", "CPU")
+	fmt.Printf("%-34s %8s %5s %7s %7s %7s %7s %7s\n", "", "", "", "", "", "", "vs -all", "vs -all")
+	for _, sub := range causeSubjects {
+		w, err := world.Load(filepath.Join(*root, sub.world))
+		check(err)
+		p, err := e.Prepare(ctx, w)
+		check(err)
+		p.Run(ctx, engine.RunOptions{Seed: sub.seed}) // warms the caches
+		var found [2]*cause.Result
+		var wall, cpu [2][]float64
+		var oneWall, relWall, relCPU []float64
+		for range rounds {
+			var ws, cs []float64
+			procs := runtime.GOMAXPROCS(1)
+			for range 3 {
+				c := measure(func() {
+					r, err := p.Run(ctx, engine.RunOptions{Seed: sub.seed})
+					check(err)
+					if r.Passed {
+						check(fmt.Errorf("%s seed %d passes: it has no failure to explain", sub.world, sub.seed))
+					}
+				})
+				ws, cs = append(ws, c.wall), append(cs, c.cpu)
+			}
+			runtime.GOMAXPROCS(procs)
+			one := cost{median(ws), median(cs)}
+			oneWall = append(oneWall, one.wall)
+			var took [2]cost
+			for i, exhaustive := range []bool{true, false} {
+				took[i] = measure(func() {
+					found[i], err = cause.Find(ctx, p, sub.seed, nil, cause.Options{Parallel: parallel, Exhaustive: exhaustive})
+					check(err)
+				})
+				wall[i] = append(wall[i], took[i].wall/one.wall)
+				cpu[i] = append(cpu[i], took[i].cpu/one.cpu)
+			}
+			relWall = append(relWall, took[1].wall/took[0].wall)
+			relCPU = append(relCPU, took[1].cpu/took[0].cpu)
+			if found[0].After != found[1].After || found[0].Inevitable != found[1].Inevitable {
+				check(fmt.Errorf("%s seed %d: cause -all finds (%v, %v], cause (%v, %v]", sub.world, sub.seed,
+					found[0].After, found[0].Inevitable, found[1].After, found[1].Inevitable))
+			}
+		}
+		for i, name := range []string{"every fork (-all)", "decided early"} {
+			r := found[i]
+			vs := fmt.Sprintf("%7s %7s", "", "")
+			if i == 1 {
+				vs = fmt.Sprintf("%7.2f %7.2f", median(relWall), median(relCPU))
+			}
+			fmt.Printf("%-34s %8s %5d %6.0fx %6.0fx %6.0fx %s\n",
+				fmt.Sprintf("%s seed %d, %s", filepath.Base(filepath.Dir(sub.world)), sub.seed, name),
+				time.Duration(median(oneWall)).Round(100*time.Microsecond), r.Runs, float64(r.Steps)/float64(r.Failure.Steps),
+				median(wall[i]), median(cpu[i]), vs)
+		}
+	}
+	fmt.Println("one run: the failing run alone, on one core. steps, wall, CPU: the search's, failing run")
+	fmt.Println("included, over that run's. vs -all: over the search with every fork, the same round.")
+	fmt.Println("Both searches find the same interval (checked).")
+}
