@@ -41,7 +41,7 @@ func copyGOROOT(t *testing.T, from string) string {
 	to := t.TempDir()
 	files := []string{"VERSION", "src/net/net_fake.go", "src/net/fd_fake.go", "src/net/sockopt_fake.go",
 		"src/net/tcpsockopt_stub.go", "src/net/dnsclient_unix.go", "src/net/interface_stub.go",
-		fsyncoverlay.PatchedFile}
+		fsyncoverlay.PatchedFile, "src/runtime/proc.go"}
 	syscallDir := filepath.Join(from, "src", "syscall")
 	err := filepath.WalkDir(syscallDir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") && filepath.Dir(p) == syscallDir &&
