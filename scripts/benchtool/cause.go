@@ -24,7 +24,7 @@ var causeSubjects = []struct {
 	{"examples/kvlog/seedfall.json", 1},
 	{"examples/kvlog/seedfall.json", 2},
 	{"examples/kvlog/seedfall.json", 3},
-	{"examples/bank/seedfall.json", 2},
+	{"examples/bank/seedfall.json", 4},
 }
 
 // cost is what one measured call took.
