@@ -27,14 +27,15 @@ import (
 // 0, with a fixed random stream (wasi.BootLog says what init may do there).
 // The guest pauses at the snapshot point; its memory and globals are the
 // snapshot. Every incarnation of the program, in every run, then starts
-// from a copy-on-write copy of the snapshot instead of running the Go
-// runtime's and the packages' init again: it re-draws the runtime's random
-// state from its own stream (so map order, select and math/rand vary by
-// seed as before), replays the lines init printed, and its monotonic clock
-// continues the snapshot's (wasi.Process.MonoStart). A program whose init
-// does what a copy cannot stand for (reads the wall clock or a file, draws
-// more randomness than the runtime's own, sleeps, ...) boots cold, as
-// before, and the engine says so once.
+// from a copy of the snapshot (in an instance an earlier incarnation left,
+// where one is free) instead of running the Go runtime's and the packages'
+// init again: it re-draws the runtime's random state from its own stream
+// (so map order, select and math/rand vary by seed as before), replays the
+// lines init printed, and its monotonic clock continues the snapshot's
+// (wasi.Process.MonoStart). A program whose init does what a copy cannot
+// stand for (reads the wall clock or a file, draws more randomness than
+// the runtime's own, sleeps, ...) boots cold, as before, and the engine
+// hints so once (Options.Hint).
 //
 // Because the snapshot boot is made the same way wherever and whenever it
 // runs, a run's trace does not depend on which process or machine made
