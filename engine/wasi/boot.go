@@ -19,10 +19,10 @@ import (
 // monotonic clock (each incarnation's starts where the snapshot's stood,
 // Process.MonoStart), the runtime's own 32 random bytes (re-drawn from the
 // incarnation's stream after the restore), the standard descriptors and the
-// preopen (the same in every incarnation), whole lines written to stdout
+// preopen (the same in every incarnation), flags set on them (replayed
+// into each incarnation's descriptor table), whole lines written to stdout
 // and stderr (replayed into each incarnation's output), and the loop and
-// call budgets' refills, and flags set on the standard descriptors and the
-// preopen (replayed into each incarnation's descriptor table).
+// call budgets' refills.
 
 // BootLog is what a snapshot boot saw of its program.
 type BootLog struct {
