@@ -31,7 +31,6 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
-	worldsAtOnce(*parallel)
 	if *moments < 2 || *branches < 1 {
 		return fmt.Errorf("-moments must be at least 2, -branches at least 1")
 	}
@@ -43,6 +42,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return stoppedBy(ctx, err)
 	}
+	worldsAtOnce(*parallel) // after Prepare, which compiles programs side by side
 	defer s.close()
 	seed := sa.seed
 	opt := cause.Options{Moments: *moments, Branches: *branches, Parallel: *parallel, Exhaustive: *all}

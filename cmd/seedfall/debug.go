@@ -31,11 +31,11 @@ func debugCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("say when to stop: -at T, a virtual time above 0 such as 1.5s (the failure's time is in `seedfall replay`)")
 	}
 	ctx := context.Background()
-	worldsAtOnce(1) // one seed's run
 	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
+	worldsAtOnce(1) // after Prepare, which compiles programs side by side
 	defer s.close()
 	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *sa.seed, Schedule: sch, StopAt: *at, State: true})
 	if err != nil {

@@ -27,11 +27,11 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-at %v is negative: give a virtual time such as 1.5s", *at)
 	}
 	ctx := context.Background()
-	worldsAtOnce(1) // one seed's run
 	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
+	worldsAtOnce(1) // after Prepare, which compiles programs side by side
 	defer s.close()
 	seed := sa.seed
 	if *node != "" && s.w.Program(*node) == nil {

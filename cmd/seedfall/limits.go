@@ -23,7 +23,9 @@ func checkParallel(n int) error {
 // one world about 1.5 times slower with 2 processors than with 1
 // (go test ./engine -bench TrivialWorld/snapshot -cpu 1,2). A spinning
 // guest still lets the watchdog run: its loop budget brings it back into
-// Go code, where it can be preempted, every millisecond or so.
+// Go code, where it can be preempted, every millisecond or so. Call it
+// once the world is prepared: Prepare compiles the programs side by side,
+// which wants every processor (a cold compile is most of a first run).
 func worldsAtOnce(n int) {
 	if n < runtime.NumCPU() {
 		runtime.GOMAXPROCS(n)

@@ -19,11 +19,11 @@ func logsCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	ctx := callContext(stderr)
-	worldsAtOnce(1) // one seed's run
 	s, sch, _, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
+	worldsAtOnce(1) // after Prepare, which compiles programs side by side
 	defer s.close()
 	if *node != "" && s.w.Program(*node) == nil {
 		var names []string

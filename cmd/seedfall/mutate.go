@@ -66,13 +66,13 @@ func mutateCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
-	worldsAtOnce(*parallel)
 	ctx, stop := onInterrupt(context.Background(), stderr)
 	defer stop()
 	s, err := open(ctx, cfg, stderr)
 	if err != nil {
 		return stoppedBy(ctx, err)
 	}
+	worldsAtOnce(*parallel) // after Prepare, which compiles programs side by side
 	defer s.close()
 	start := time.Now()
 

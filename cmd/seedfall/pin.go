@@ -41,11 +41,11 @@ func pinCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-name %q: use letters, digits, '.', '_' and '-', such as lost-ack-after-crash", *name)
 	}
 	ctx := context.Background()
-	worldsAtOnce(1) // one seed's run
 	s, sch, _, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
+	worldsAtOnce(1) // after Prepare, which compiles programs side by side
 	defer s.close()
 	seed := sa.seed
 	path := filepath.Join(s.w.Dir, regressionsDir, *name+".faults.json")

@@ -23,11 +23,11 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer gprof.write(stderr)
 	ctx := context.Background()
-	worldsAtOnce(1) // one seed's run
 	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
 		return err
 	}
+	worldsAtOnce(1) // after Prepare, which compiles programs side by side
 	defer s.close()
 	seed := sa.seed
 	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch, GuestProfile: gprof.profile(), Mutant: sa.mut})

@@ -67,7 +67,6 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	worldsAtOnce(*parallel)
 	// Ctrl-C stops the runs in flight; what finished is printed, and
 	// written to -report, as a whole sweep's would be.
 	ctx, stop := onInterrupt(context.Background(), stderr)
@@ -76,6 +75,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return stoppedBy(ctx, err)
 	}
+	worldsAtOnce(*parallel) // after Prepare, which compiles programs side by side
 	defer s.close()
 	size := sh.count(list.Len()) // the seeds this command runs
 	if !sh.whole() {

@@ -35,7 +35,6 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
-	worldsAtOnce(*parallel)
 	// Ctrl-C ends the shrink like a budget that ran out: the smallest
 	// failing schedule so far is saved and printed.
 	ctx, stop := onInterrupt(callContext(stderr), stderr)
@@ -44,6 +43,7 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return stoppedBy(ctx, err)
 	}
+	worldsAtOnce(*parallel) // after Prepare, which compiles programs side by side
 	defer s.close()
 
 	start, from, err := s.loadSchedule(*faultsFile, *seed)
