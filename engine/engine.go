@@ -160,13 +160,7 @@ func (e *Engine) moduleAs(ctx context.Context, prog *Program, profiled bool) (wa
 // it on first use.
 func (e *Engine) compiledAs(ctx context.Context, prog *Program, profiled bool) *compiled {
 	key := modKey{prog.Hash, !prog.budget, profiled}
-	e.mu.Lock()
-	c, ok := e.mods[key]
-	if !ok {
-		c = &compiled{}
-		e.mods[key] = c
-	}
-	e.mu.Unlock()
+	c := entry(&e.mu, e.mods, key)
 	c.once.Do(func() {
 		if c.err = e.compile(ctx, c, key, prog); c.err != nil {
 			c.err = fmt.Errorf("node %q: compiling %s: %w", prog.Name, prog.path, c.err)
@@ -407,4 +401,17 @@ func rel(dir, path string) string {
 		return filepath.ToSlash(r)
 	}
 	return "./" + filepath.ToSlash(r)
+}
+
+// entry returns m[key] under mu, adding a zero value first if it is
+// missing: the made-once entries of the engine's caches.
+func entry[K comparable, V any](mu *sync.Mutex, m map[K]*V, key K) *V {
+	mu.Lock()
+	defer mu.Unlock()
+	v, ok := m[key]
+	if !ok {
+		v = new(V)
+		m[key] = v
+	}
+	return v
 }

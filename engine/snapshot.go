@@ -238,13 +238,7 @@ func (pa *pausable) coldBoot(ctx context.Context, rt wazero.Runtime, cfg wazero.
 // snapshot boot on first use.
 func (pa *pausable) image(rt wazero.Runtime, wp *wasi.Process) *bootImage {
 	key := strings.Join(wp.Args, "\x00") + "\x01" + strings.Join(wp.Env, "\x00")
-	pa.mu.Lock()
-	img, ok := pa.images[key]
-	if !ok {
-		img = &bootImage{}
-		pa.images[key] = img
-	}
-	pa.mu.Unlock()
+	img := entry(&pa.mu, pa.images, key)
 	// Nothing of the run reaches the snapshot boot: not its cancellation
 	// (the boot is bounded: wasi.BootLog), nor a guest profile.
 	img.once.Do(func() { pa.boot(context.Background(), rt, wp, img) })
