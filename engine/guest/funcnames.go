@@ -24,28 +24,19 @@ var pclntabMagic = []byte{0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8}
 // returns nil for a module without the table, such as one not built by Go.
 // Names the linker kept as they are map to themselves.
 func GoFuncNames(wasm []byte) map[string]string {
-	secs, err := splitSections(wasm)
+	segs, err := moduleData(wasm)
 	if err != nil {
 		return nil
 	}
-	for _, s := range secs {
-		if s.id != sectionData {
-			continue
-		}
-		segs, err := parseDataSection(s.payload)
-		if err != nil {
-			return nil
-		}
-		// The linker splits the data where it has runs of zeros: join the
-		// pieces again, with their zeros, to read the table whole.
-		merged, ok := mergeSegments(segs, 1<<16)
-		if !ok {
-			return nil
-		}
-		for _, m := range merged {
-			if names := funcNameTable(m.init); names != nil {
-				return names
-			}
+	// The linker splits the data where it has runs of zeros: join the
+	// pieces again, with their zeros, to read the table whole.
+	merged, ok := mergeSegments(segs, 1<<16)
+	if !ok {
+		return nil
+	}
+	for _, m := range merged {
+		if names := funcNameTable(m.init); names != nil {
+			return names
 		}
 	}
 	return nil

@@ -151,38 +151,28 @@ func mergeSegments(segs []dataSegment, maxGap uint64) ([]dataSegment, bool) {
 // passive segments, computed offsets). The engine relies on it to skip
 // clearing bytes the next instance overwrites anyway.
 func DataRanges(wasm []byte) [][2]uint32 {
-	secs, err := splitSections(wasm)
-	if err != nil {
+	segs, err := moduleData(wasm)
+	if err != nil || segs == nil {
 		return nil
 	}
-	for _, s := range secs {
-		if s.id != sectionData {
+	merged, ok := mergeSegments(segs, 0)
+	if !ok {
+		return nil
+	}
+	var out [][2]uint32
+	for _, m := range merged {
+		if len(m.init) == 0 {
 			continue
 		}
-		segs, err := parseDataSection(s.payload)
-		if err != nil {
+		end := uint64(m.offset) + uint64(len(m.init))
+		if end > 1<<32-1 {
 			return nil
 		}
-		merged, ok := mergeSegments(segs, 0)
-		if !ok {
-			return nil
+		if n := len(out); n > 0 && out[n-1][1] == m.offset {
+			out[n-1][1] = uint32(end)
+			continue
 		}
-		var out [][2]uint32
-		for _, m := range merged {
-			if len(m.init) == 0 {
-				continue
-			}
-			end := uint64(m.offset) + uint64(len(m.init))
-			if end > 1<<32-1 {
-				return nil
-			}
-			if n := len(out); n > 0 && out[n-1][1] == m.offset {
-				out[n-1][1] = uint32(end)
-				continue
-			}
-			out = append(out, [2]uint32{m.offset, uint32(end)})
-		}
-		return out
+		out = append(out, [2]uint32{m.offset, uint32(end)})
 	}
-	return nil
+	return out
 }

@@ -537,15 +537,7 @@ type Segment struct {
 // itself. It fails for passive segments, another memory, or an offset
 // that is not a constant, which Go does not emit.
 func DataSegments(wasm []byte) ([]Segment, error) {
-	secs, err := splitSections(wasm)
-	if err != nil {
-		return nil, err
-	}
-	data := sectionOf(secs, sectionData)
-	if data == nil {
-		return nil, nil
-	}
-	segs, err := parseDataSection(data.payload)
+	segs, err := moduleData(wasm)
 	if err != nil {
 		return nil, err
 	}

@@ -251,3 +251,17 @@ func appendSection(b []byte, id byte, payload []byte) []byte {
 	b = appendU32(b, uint32(len(payload)))
 	return append(b, payload...)
 }
+
+// moduleData decodes the data section of wasm: its segments, or nil when
+// it has none.
+func moduleData(wasm []byte) ([]dataSegment, error) {
+	secs, err := splitSections(wasm)
+	if err != nil {
+		return nil, err
+	}
+	data := sectionOf(secs, sectionData)
+	if data == nil {
+		return nil, nil
+	}
+	return parseDataSection(data.payload)
+}
