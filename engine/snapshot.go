@@ -74,6 +74,9 @@ type bootImage struct {
 type reusable struct {
 	m   api.Module
 	mem *guardedMemory
+	// used is how far its last guest used the memory (the size it grew
+	// to): past it the memory is still zero.
+	used uint64
 }
 
 // Pooled instances: at most maxFree an image, each no more than maxSlack
@@ -94,7 +97,7 @@ func (img *bootImage) release(ctx context.Context, m api.Module, wp *wasi.Proces
 	}
 	img.mu.Lock()
 	if len(img.free) < maxFree {
-		img.free = append(img.free, reusable{m, g.mem})
+		img.free = append(img.free, reusable{m, g.mem, g.size})
 		img.mu.Unlock()
 		return
 	}
@@ -165,9 +168,10 @@ func (pa *pausable) setCompiled(m wazero.CompiledModule) {
 // snapshot in place: it skips instantiating the module (most of that is
 // wazero filling the function table). What the guest sees is the same: Go's
 // runtime reads the memory's size only during init, and takes the pages it
-// grows as zeroed (the tail past the snapshot is cleared), so the larger
-// memory is invisible, and the memory_limit counts only what this
-// incarnation grows (guardedMemory.adopt).
+// grows as zeroed (what the last guest grew into past the snapshot is
+// cleared; the rest is still zero), so the larger memory is invisible, and
+// the memory_limit counts only what this incarnation grows
+// (guardedMemory.adopt).
 func (pa *pausable) instantiate(ctx context.Context, rt wazero.Runtime, wp *wasi.Process, cfg wazero.ModuleConfig,
 	pool experimental.MemoryAllocator, g *memGuard, snapshots bool) (m api.Module, img *bootImage, cold string, err error) {
 	ctx = experimental.WithMemoryAllocator(ctx, g.allocator(pool))
@@ -190,7 +194,7 @@ func (pa *pausable) instantiate(ctx context.Context, rt wazero.Runtime, wp *wasi
 	if r, ok := img.take(); ok {
 		m = r.m
 		r.mem.adopt(g, size, uint64(m.Memory().Size()))
-		err = pa.prog.Reset(ctx, m, img.snap)
+		err = pa.prog.Reset(ctx, m, img.snap, uint32(r.used))
 	} else {
 		m, err = pa.prog.Restore(ctx, rt, img.snap, cfg.WithStartFunctions())
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,31 @@ func TestSnapshotRefusesTheWallClock(t *testing.T) {
 	want := "seedfall: w starts without a snapshot, running its init at every start: its init calls clock_time_get (the wall clock)"
 	if len(notes) != 1 || notes[0] != want {
 		t.Errorf("notes: %q, want once %q", notes, want)
+	}
+}
+
+// An instance reused for a new start keeps the size its earlier guests grew
+// it to; what they grew into must read zero again, however much larger or
+// smaller than before each start grows (seeded: 1 to 12 MiB).
+func TestReusedInstanceGrowsIntoZeroedMemory(t *testing.T) {
+	p := prepare(t, `{"nodes": [], "workload": {"name": "w", "pkg": "./freshmem"}}`)
+	sizes := map[string]bool{}
+	for seed := uint64(1); seed <= 12; seed++ {
+		res := twice(t, p, seed, nil)
+		out := stdout(res)
+		if !res.Passed || len(out) != 1 {
+			t.Fatalf("seed %d: %v %s, printed %v", seed, res.Passed, res.Reason, out)
+		}
+		var mib, dirty int
+		if _, err := fmt.Sscanf(out[0].Text, "grew %d MiB, %d bytes not zero", &mib, &dirty); err != nil {
+			t.Fatalf("seed %d: %q: %v", seed, out[0].Text, err)
+		}
+		if dirty != 0 {
+			t.Errorf("seed %d: %s: an earlier incarnation's bytes showed through", seed, out[0].Text)
+		}
+		sizes[fmt.Sprint(mib)] = true
+	}
+	if len(sizes) < 4 {
+		t.Errorf("the seeds grew the memory by only %v MiB: the test needs starts that grow more and less than the one before", sizes)
 	}
 }

@@ -363,7 +363,7 @@ func TestResetReusesInstance(t *testing.T) {
 				t.Fatalf("run %d on one instance: exit %d (%v), printed %q, want %q", i, code, ok, out.String(), initMainOut)
 			}
 			out.Reset()
-			if err := h.prog.Reset(ctx, m, s); err != nil {
+			if err := h.prog.Reset(ctx, m, s, m.Memory().Size()); err != nil {
 				t.Fatal(err)
 			}
 		}

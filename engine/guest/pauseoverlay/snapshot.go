@@ -101,7 +101,7 @@ func (p *Program) Restore(ctx context.Context, r wazero.Runtime, s *Snapshot, cf
 	if err != nil {
 		return nil, err
 	}
-	if err := p.load(ctx, m, s); err != nil {
+	if err := p.load(ctx, m, s, 0); err != nil {
 		m.Close(ctx)
 		return nil, err
 	}
@@ -112,14 +112,18 @@ func (p *Program) Restore(ctx context.Context, r wazero.Runtime, s *Snapshot, cf
 // host function; not closed), back to s in place: a restart that costs no
 // new instance. Resume runs it on. A memory larger than s's keeps its size,
 // the pages past the snapshot zeroed (Go reads the memory's size only
-// during init, and takes new pages from memory.grow as zeroed). Under a
-// context from WithCOW, a memory of that COW is reset by dropping the pages
-// the instance touched; any other memory is copied over.
-func (p *Program) Reset(ctx context.Context, m api.Module, s *Snapshot) error {
-	return p.load(ctx, m, s)
+// during init, and takes new pages from memory.grow as zeroed). used says
+// how far the instance's guest used its memory: the bytes past it are zero
+// already (a Go guest touches only what its runtime grew to), so only
+// those between the snapshot's end and used are cleared; pass
+// m.Memory().Size() when unknown. Under a context from WithCOW, a memory of
+// that COW is reset by dropping the pages the instance touched; any other
+// memory is copied over.
+func (p *Program) Reset(ctx context.Context, m api.Module, s *Snapshot, used uint32) error {
+	return p.load(ctx, m, s, used)
 }
 
-func (p *Program) load(ctx context.Context, m api.Module, s *Snapshot) error {
+func (p *Program) load(ctx context.Context, m api.Module, s *Snapshot, used uint32) error {
 	if len(s.Globals) != len(p.Globals) || len(s.Memory)%65536 != 0 {
 		return fmt.Errorf("pause: a snapshot of %d globals and %d bytes is not one of this program's (%d globals, whole 64 KiB pages)",
 			len(s.Globals), len(s.Memory), len(p.Globals))
@@ -147,7 +151,9 @@ func (p *Program) load(ctx context.Context, m api.Module, s *Snapshot) error {
 		}
 	}
 	copy(buf, s.Memory)
-	clear(buf[size:])
+	if used > size {
+		clear(buf[size:min(int(used), len(buf))])
+	}
 	return p.setGlobals(m, s)
 }
 

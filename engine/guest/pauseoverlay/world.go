@@ -129,7 +129,7 @@ func (w *World) SpawnReset(ctx context.Context, prog *Program, s *Snapshot, prev
 	p, _ := w.newProc(ctx, prog, wazero.NewModuleConfig(), addr, name)
 	m := prev.M
 	p.M, p.resumeFn = m, prev.resumeFn
-	if err := prog.Reset(p.ctx, m, s); err != nil {
+	if err := prog.Reset(p.ctx, m, s, m.Memory().Size()); err != nil {
 		return nil, err
 	}
 	return w.started(p, m, p.resume()), nil

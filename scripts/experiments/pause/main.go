@@ -176,7 +176,7 @@ func restart(name string, wasm []byte, args []string) {
 		check(pauseoverlay.Resume(ctx, m))
 		return func() (time.Duration, time.Duration) {
 			t0 := time.Now()
-			check(h.prog.Reset(ctx, m, snap))
+			check(h.prog.Reset(ctx, m, snap, m.Memory().Size()))
 			check(pauseoverlay.Resume(ctx, m))
 			d := time.Since(t0)
 			return d, d
