@@ -617,39 +617,51 @@ func matchExcerpt(block, got []string, update bool) (merged []string, msg string
 	key := func(l string) string { return strings.TrimLeft(normLine(l), " \t") }
 	shape := func(l string) string { return digits.ReplaceAllString(l, "#") }
 	nw, ng := make([]string, len(want)), make([]string, len(got))
+	sw, sg := make([]string, len(want)), make([]string, len(got))
 	for i, w := range want {
 		nw[i] = key(w)
+		sw[i] = shape(nw[i])
 	}
 	for i, g := range got {
 		ng[i] = key(g)
+		sg[i] = shape(ng[i])
 	}
 	skip := func(i int) bool { return nw[i] == "..." }
-
-	// The earliest place of each line in turn finds them all if anything does.
-	j := 0
-	for i := range nw {
-		if skip(i) {
-			continue
-		}
-		k := j
-		for k < len(ng) && ng[k] != nw[i] {
-			k++
-		}
-		if k == len(ng) {
-			msg = excerptMiss(want, got, nw, ng, i, j)
-			if !update {
-				return block, msg, false
+	exact := func(i, j int) bool { return nw[i] == ng[j] }
+	sameShape := func(i, j int) bool { return sw[i] == sg[j] }
+	// first returns the first line of want that is not found when each is
+	// matched at its earliest place after the one before it (which finds
+	// them all if anything does), and where the search for it started.
+	first := func(eq func(i, j int) bool) (miss, from int) {
+		j := 0
+		for i := range nw {
+			if skip(i) {
+				continue
 			}
-			break
+			k := j
+			for k < len(ng) && !eq(i, k) {
+				k++
+			}
+			if k == len(ng) {
+				return i, j
+			}
+			j = k + 1
 		}
-		j = k + 1
+		return -1, j
 	}
-	if msg == "" {
+	if i, j := first(exact); i < 0 {
 		return block, "", true
+	} else if !update {
+		return block, excerptMiss(want, got, nw, ng, i, j), false
+	} else if i, j := first(sameShape); i >= 0 {
+		return block, excerptMiss(want, got, nw, ng, i, j), false
 	}
 
-	// cost[i][j]: how many lines of want[i:] are found only by their shape
-	// when matched against got[j:]; inf when some cannot be found at all.
+	// An update: find the lines that are not in the output by their shape,
+	// each where the fewest numbers change (so that a stale "FAIL seed 20"
+	// line after "..." stays seed 20's), else at its earliest place.
+	// cost[i][j]: how many numbers change when want[i:] is matched in
+	// got[j:]; inf when some line cannot be found at all.
 	const inf = 1 << 30
 	W, G := len(nw), len(ng)
 	cost := make([][]int, W+1)
@@ -658,10 +670,17 @@ func matchExcerpt(block, got []string, update bool) (merged []string, msg string
 	}
 	match := func(i, j int) int {
 		switch {
-		case nw[i] == ng[j]:
+		case exact(i, j):
 			return 0
-		case shape(nw[i]) == shape(ng[j]):
-			return 1
+		case sameShape(i, j):
+			n, gn := digits.FindAllString(nw[i], -1), digits.FindAllString(ng[j], -1)
+			c := 1
+			for k := range n {
+				if n[k] != gn[k] {
+					c++
+				}
+			}
+			return c
 		}
 		return inf
 	}
@@ -681,9 +700,6 @@ func matchExcerpt(block, got []string, update bool) (merged []string, msg string
 			}
 		}
 	}
-	if cost[0][0] >= inf {
-		return block, msg, false
-	}
 	merged = slices.Clone(block)
 	for i, j := 0, 0; i < W; {
 		if skip(i) {
@@ -700,7 +716,7 @@ func matchExcerpt(block, got []string, update bool) (merged []string, msg string
 		}
 		j++
 	}
-	return merged, msg, true
+	return merged, "", true
 }
 
 // excerptMiss says that line i of an excerpt is not in the output after line
