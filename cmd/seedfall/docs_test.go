@@ -615,7 +615,6 @@ func matchExcerpt(block, got []string, update bool) (merged []string, msg string
 		want = want[:len(want)-1]
 	}
 	key := func(l string) string { return strings.TrimLeft(normLine(l), " \t") }
-	shape := func(l string) string { return digits.ReplaceAllString(l, "#") }
 	nw, ng := make([]string, len(want)), make([]string, len(got))
 	sw, sg := make([]string, len(want)), make([]string, len(got))
 	for i, w := range want {
@@ -673,11 +672,12 @@ func matchExcerpt(block, got []string, update bool) (merged []string, msg string
 		case exact(i, j):
 			return 0
 		case sameShape(i, j):
-			n, gn := digits.FindAllString(nw[i], -1), digits.FindAllString(ng[j], -1)
 			c := 1
-			for k := range n {
-				if n[k] != gn[k] {
-					c++
+			if n, gn := digits.FindAllString(nw[i], -1), digits.FindAllString(ng[j], -1); len(n) == len(gn) {
+				for k := range n {
+					if n[k] != gn[k] {
+						c++
+					}
 				}
 			}
 			return c
@@ -772,6 +772,20 @@ func excerptMiss(want, got, nw, ng []string, i, j int) string {
 		fmt.Fprintf(&b, "closest, output line %d:\n  %s\n", k+1, got[k])
 	}
 	return b.String()
+}
+
+// A duration (0s, 662ns, 1.5s) and a hex number (0x1541a0) are each one
+// number of a shape.
+var (
+	durRe = regexp.MustCompile(`\b` + durPat + `\b`)
+	hexRe = regexp.MustCompile(`\b0x[0-9a-f]+\b`)
+)
+
+// shape is a line with each of its numbers, durations and digests replaced
+// by "#": two lines of one shape say the same but for their numbers.
+func shape(l string) string {
+	l = hexRe.ReplaceAllString(durRe.ReplaceAllString(l, "#"), "#")
+	return digits.ReplaceAllString(l, "#")
 }
 
 // extractTxtar writes the files of a txtar archive into dir.
