@@ -766,7 +766,10 @@ func excerptMiss(want, got, nw, ng []string, i, j int) string {
 	}
 	slices.Sort(near)
 	if len(near) == 0 {
-		fmt.Fprintf(&b, "no line of the output (%d lines) comes close\n", len(got))
+		fmt.Fprintf(&b, "no line of the output (%d lines) comes close; it starts:\n", len(got))
+		for _, l := range got[:min(len(got), 3)] {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
 	}
 	for _, k := range near {
 		fmt.Fprintf(&b, "closest, output line %d:\n  %s\n", k+1, got[k])
