@@ -786,10 +786,11 @@ var (
 )
 
 // shape is a line with each of its numbers, durations and digests replaced
-// by "#": two lines of one shape say the same but for their numbers.
+// by "#", and its runs of spaces by one: two lines of one shape say the same
+// but for their numbers (and the padding of a table's columns).
 func shape(l string) string {
 	l = hexRe.ReplaceAllString(durRe.ReplaceAllString(l, "#"), "#")
-	return digits.ReplaceAllString(l, "#")
+	return strings.Join(strings.Fields(digits.ReplaceAllString(l, "#")), " ")
 }
 
 // extractTxtar writes the files of a txtar archive into dir.
