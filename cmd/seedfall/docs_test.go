@@ -27,10 +27,12 @@ package main
 // An excerpt is a block of output shown without its command, such as a few
 // lines of a trace. Its excerpt: annotation gives the command, run (sh -c) the
 // same way and in the same place as a transcript's, after the block's other
-// annotations; every line of the block must then be a line of the output, in
-// order, with any lines of output between them (matchExcerpt). Lines compare
-// normalised as in transcripts and without their leading spaces; a line "..."
-// says that lines are left out and matches nothing itself.
+// annotations (a cd inside CMD moves only CMD); every line of the block must
+// then be a line of the output, in order, with any lines of output between
+// them (matchExcerpt). Lines compare normalised as in transcripts and without
+// their leading spaces; a line "..." says that lines are left out and matches
+// nothing itself. A failure names the first line not found and the output
+// lines closest to it.
 //
 // SEEDFALL_DOCS=all runs the slow blocks too (scripts/check-docs).
 // go test -run 'TestDocTranscripts/docs/real/pebble.md' runs one document.
