@@ -20,14 +20,27 @@ package main
 //	<!-- transcript: txtar=PATH -->          extract this archive (a path in the repository) there
 //	<!-- transcript: setup: CMD -->          run CMD (sh -c) there first, output unchecked; $REPO is the repository
 //	<!-- transcript: after 1: CMD -->        run CMD after the block's first command
+//	<!-- transcript: excerpt: CMD -->        the block (no "$ " lines) is an excerpt of what CMD prints
 //	<!-- transcript: slow -->                run only with SEEDFALL_DOCS=all
 //	<!-- transcript: skip: REASON -->        never run (say why)
+//
+// An excerpt is a block of output shown without its command, such as a few
+// lines of a trace. Its excerpt: annotation gives the command, run (sh -c) the
+// same way and in the same place as a transcript's, after the block's other
+// annotations (a cd inside CMD moves only CMD); every line of the block must
+// then be a line of the output, in order, with any lines of output between
+// them (matchExcerpt). Lines compare normalised as in transcripts and without
+// their leading spaces; a line "..." says that lines are left out and matches
+// nothing itself. A failure names the first line not found and the output
+// lines closest to it.
 //
 // SEEDFALL_DOCS=all runs the slow blocks too (scripts/check-docs).
 // go test -run 'TestDocTranscripts/docs/real/pebble.md' runs one document.
 // UPDATE_DOCS=1 (or -update) rewrites the output lines with what the build
 // prints, keeping "..." lines and the document's wall times where the rest of
-// a line is unchanged; read the diff before committing.
+// a line is unchanged; in an excerpt, it replaces a line not found with the
+// output line of the same shape (equal but for its numbers) in its place. Read
+// the diff before committing.
 
 import (
 	"bytes"
@@ -89,7 +102,8 @@ type docBlock struct {
 	skip       string
 	fileTo     string   // file=: the block's text is this file's content
 	txtar      []string // txtar=: archives (repository paths) extracted first
-	body       []string // the block's lines, for file=
+	body       []string // the block's lines, for file= and excerpt:
+	excerpt    string   // excerpt: the command whose output the block is an excerpt of
 	annotation int      // 1-based line of the first annotation, 0 when none
 }
 
@@ -141,6 +155,8 @@ func parseDoc(file string, lines []string) ([]*docBlock, error) {
 				b.fileTo = strings.TrimPrefix(d, "file=")
 			case strings.HasPrefix(d, "txtar="):
 				b.txtar = append([]string{strings.TrimPrefix(d, "txtar=")}, b.txtar...)
+			case strings.HasPrefix(d, "excerpt:"):
+				b.excerpt = strings.TrimSpace(strings.TrimPrefix(d, "excerpt:"))
 			case strings.HasPrefix(d, "setup:"):
 				b.setup = append([]string{strings.TrimSpace(strings.TrimPrefix(d, "setup:"))}, b.setup...)
 			case afterRe.MatchString(d):
@@ -151,7 +167,7 @@ func parseDoc(file string, lines []string) ([]*docBlock, error) {
 				}
 				b.after[n] = append([]string{am[2]}, b.after[n]...)
 			default:
-				return nil, fmt.Errorf("%s:%d: unknown transcript annotation %q (want dir=, file=, txtar=, setup:, after N:, slow or skip:)", file, k+1, d)
+				return nil, fmt.Errorf("%s:%d: unknown transcript annotation %q (want dir=, file=, txtar=, setup:, after N:, excerpt:, slow or skip:)", file, k+1, d)
 			}
 		}
 		for j := i + 1; j < end; j++ {
@@ -160,10 +176,12 @@ func parseDoc(file string, lines []string) ([]*docBlock, error) {
 		switch {
 		case len(b.steps) > 0 && b.fileTo != "":
 			return nil, fmt.Errorf("%s:%d: file= above a transcript", file, b.annotation)
-		case len(b.steps) > 0 || b.fileTo != "":
+		case b.excerpt != "" && (len(b.steps) > 0 || b.fileTo != ""):
+			return nil, fmt.Errorf("%s:%d: excerpt: above a transcript or a file= block", file, b.annotation)
+		case len(b.steps) > 0 || b.fileTo != "" || b.excerpt != "":
 			blocks = append(blocks, b)
 		case b.annotation > 0:
-			return nil, fmt.Errorf("%s:%d: a transcript annotation above a block with no \"$ \" command and no file=", file, b.annotation)
+			return nil, fmt.Errorf("%s:%d: a transcript annotation above a block with no \"$ \" command, no file= and no excerpt:", file, b.annotation)
 		}
 		i = end
 	}
@@ -181,6 +199,7 @@ var (
 		{regexp.MustCompile(`\bin ` + durPat + ` \([0-9.]+ seeds/s\)`), "in <T> (<N> seeds/s)"},
 		{regexp.MustCompile(`"wall_ns":[0-9]+`), `"wall_ns":<N>`},
 		{regexp.MustCompile(`(\d+ runs?, [a-z_]+), ` + durPat + `;`), "$1, <T>;"},
+		{regexp.MustCompile(`(\d+ runs? \([a-z_./]+), ` + durPat + `;`), "$1, <T>;"}, // seedfall explore
 		{regexp.MustCompile(`"seedfall":"[^"]*"`), `"seedfall":"<V>"`},
 		{regexp.MustCompile(`^seedfall \S+ \((?:commit [0-9a-f]+(?:\+dirty)?, )?go\S+ \S+/\S+\)$`), "seedfall <VERSION>"},
 		// go test's times: "--- FAIL: TestKV/seed=1 (0.07s)", "ok  \tpkg\t1.2s".
@@ -293,7 +312,7 @@ func TestDocTranscripts(t *testing.T) {
 			for _, b := range blocks {
 				if b.skip == "" && (all || !b.slow) {
 					run = append(run, b)
-					if len(b.steps) > 0 {
+					if len(b.steps) > 0 || b.excerpt != "" {
 						transcripts++
 					}
 				}
@@ -338,6 +357,21 @@ func TestDocTranscripts(t *testing.T) {
 				for _, s := range b.setup {
 					docSetup(t, b, "setup", s, dir, env)
 				}
+				if b.excerpt != "" {
+					d := dir // the command's own cd does not move the blocks after it
+					got := docRun(t, b, docStep{line: b.line, cmd: b.excerpt}, &d, work, env)
+					merged, msg, ok := matchExcerpt(b.body, got, update)
+					switch {
+					case ok && !slices.Equal(merged, b.body):
+						b.body = merged
+						changed = true
+					case !ok:
+						t.Errorf("%s:%d: the excerpt is not what `%s` prints (UPDATE_DOCS=1 rewrites lines that differ only in their numbers):\n%s",
+							file, b.line, b.excerpt, msg)
+					}
+					t.Logf("%s:%d: excerpt of `%s` in %v", file, b.line, b.excerpt, time.Since(start).Round(time.Millisecond))
+					continue
+				}
 				var got [][]string
 				for i, s := range b.steps {
 					out := docRun(t, b, s, &dir, work, env)
@@ -370,10 +404,15 @@ func TestDocTranscripts(t *testing.T) {
 				// last block up.
 				for i := len(run) - 1; i >= 0; i-- {
 					b := run[i]
-					if len(b.steps) == 0 {
+					if len(b.steps) == 0 && b.excerpt == "" {
 						continue
 					}
 					var body []string
+					if b.excerpt != "" {
+						for _, l := range b.body {
+							body = append(body, indentLine(b.indent, l))
+						}
+					}
 					for _, s := range b.steps {
 						body = append(body, indentLine(b.indent, "$ "+s.cmd))
 						for _, w := range s.want {
@@ -564,6 +603,198 @@ func matchOutput(want, got []string) (merged []string, diff string, ok bool) {
 	return merged, d.String(), ok
 }
 
+// matchExcerpt checks an excerpt: every line of want, but "..." and blank
+// lines at its end, must be a line of got, in order, with any lines of got
+// between them. Lines compare normalised (normLine) and without their leading
+// spaces. When they do not match and update is set, each line not found is
+// replaced by a line of got of the same shape (equal once its numbers are
+// ignored, as matchOutput substitutes), keeping the document's indentation
+// and wall times; ok then says whether every line was found either way, and
+// merged is the rewritten excerpt. msg says which line is missing and which
+// lines of got come closest.
+func matchExcerpt(block, got []string, update bool) (merged []string, msg string, ok bool) {
+	want := block
+	for len(want) > 0 && strings.TrimSpace(want[len(want)-1]) == "" {
+		want = want[:len(want)-1]
+	}
+	key := func(l string) string { return strings.TrimLeft(normLine(l), " \t") }
+	nw, ng := make([]string, len(want)), make([]string, len(got))
+	sw, sg := make([]string, len(want)), make([]string, len(got))
+	for i, w := range want {
+		nw[i] = key(w)
+		sw[i] = shape(nw[i])
+	}
+	for i, g := range got {
+		ng[i] = key(g)
+		sg[i] = shape(ng[i])
+	}
+	skip := func(i int) bool { return nw[i] == "..." }
+	exact := func(i, j int) bool { return nw[i] == ng[j] }
+	sameShape := func(i, j int) bool { return sw[i] == sg[j] }
+	// first returns the first line of want that is not found when each is
+	// matched at its earliest place after the one before it (which finds
+	// them all if anything does), and where the search for it started.
+	first := func(eq func(i, j int) bool) (miss, from int) {
+		j := 0
+		for i := range nw {
+			if skip(i) {
+				continue
+			}
+			k := j
+			for k < len(ng) && !eq(i, k) {
+				k++
+			}
+			if k == len(ng) {
+				return i, j
+			}
+			j = k + 1
+		}
+		return -1, j
+	}
+	if i, j := first(exact); i < 0 {
+		return block, "", true
+	} else if !update {
+		return block, excerptMiss(want, got, nw, ng, i, j), false
+	} else if i, j := first(sameShape); i >= 0 {
+		return block, excerptMiss(want, got, nw, ng, i, j), false
+	}
+
+	// An update: find the lines that are not in the output by their shape,
+	// each where the fewest numbers change (so that a stale "FAIL seed 20"
+	// line after "..." stays seed 20's), else at its earliest place.
+	// cost[i][j]: how many numbers change when want[i:] is matched in
+	// got[j:]; inf when some line cannot be found at all.
+	const inf = 1 << 30
+	W, G := len(nw), len(ng)
+	cost := make([][]int, W+1)
+	for i := range cost {
+		cost[i] = make([]int, G+1)
+	}
+	match := func(i, j int) int {
+		switch {
+		case exact(i, j):
+			return 0
+		case sameShape(i, j):
+			c := 1
+			if n, gn := digits.FindAllString(nw[i], -1), digits.FindAllString(ng[j], -1); len(n) == len(gn) {
+				for k := range n {
+					if n[k] != gn[k] {
+						c++
+					}
+				}
+			}
+			return c
+		}
+		return inf
+	}
+	for i := W - 1; i >= 0; i-- {
+		cost[i][G] = inf
+		if skip(i) {
+			cost[i][G] = cost[i+1][G]
+		}
+		for j := G - 1; j >= 0; j-- {
+			if skip(i) {
+				cost[i][j] = cost[i+1][j]
+				continue
+			}
+			cost[i][j] = cost[i][j+1]
+			if m := match(i, j); m < inf && m+cost[i+1][j+1] < cost[i][j] {
+				cost[i][j] = m + cost[i+1][j+1]
+			}
+		}
+	}
+	merged = slices.Clone(block)
+	for i, j := 0, 0; i < W; {
+		if skip(i) {
+			i++
+			continue
+		}
+		if m := match(i, j); m < inf && m+cost[i+1][j+1] == cost[i][j] {
+			if m > 0 {
+				indent := want[i][:len(want[i])-len(strings.TrimLeft(want[i], " \t"))]
+				merged[i] = indent + strings.TrimLeft(keepWall(want[i], got[j]), " \t")
+			}
+			i, j = i+1, j+1
+			continue
+		}
+		j++
+	}
+	return merged, "", true
+}
+
+// excerptMiss says that line i of an excerpt is not in the output after line
+// j, and shows the output lines closest to it.
+func excerptMiss(want, got, nw, ng []string, i, j int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "line %d of the block is not in the output", i+1)
+	if j > 0 {
+		fmt.Fprintf(&b, " after line %d (%q, the match of the line before it)", j, got[j-1])
+	}
+	fmt.Fprintf(&b, ":\n  %s\n", want[i])
+	if k := slices.Index(ng[:j], nw[i]); k >= 0 {
+		fmt.Fprintf(&b, "it is line %d of the output, before the lines above it\n", k+1)
+	}
+	// Closest: most words in common, the same shape counting most.
+	words := func(l string) map[string]int {
+		m := map[string]int{}
+		for _, f := range strings.Fields(l) {
+			m[f]++
+		}
+		return m
+	}
+	ww := words(nw[i])
+	score := func(k int) int {
+		s := 0
+		for f, n := range words(ng[k]) {
+			s += min(n, ww[f])
+		}
+		if digits.ReplaceAllString(ng[k], "#") == digits.ReplaceAllString(nw[i], "#") {
+			s += 1000
+		}
+		return s
+	}
+	from := j
+	if from == len(ng) {
+		from = 0
+	}
+	var near []int
+	for k := from; k < len(ng); k++ {
+		if score(k) > 0 {
+			near = append(near, k)
+		}
+	}
+	slices.SortStableFunc(near, func(a, b int) int { return score(b) - score(a) })
+	if len(near) > 3 {
+		near = near[:3]
+	}
+	slices.Sort(near)
+	if len(near) == 0 {
+		fmt.Fprintf(&b, "no line of the output (%d lines) comes close; it starts:\n", len(got))
+		for _, l := range got[:min(len(got), 3)] {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	for _, k := range near {
+		fmt.Fprintf(&b, "closest, output line %d:\n  %s\n", k+1, got[k])
+	}
+	return b.String()
+}
+
+// A duration (0s, 662ns, 1.5s) and a hex number (0x1541a0) are each one
+// number of a shape.
+var (
+	durRe = regexp.MustCompile(`\b` + durPat + `\b`)
+	hexRe = regexp.MustCompile(`\b0x[0-9a-f]+\b`)
+)
+
+// shape is a line with each of its numbers, durations and digests replaced
+// by "#", and its runs of spaces by one: two lines of one shape say the same
+// but for their numbers (and the padding of a table's columns).
+func shape(l string) string {
+	l = hexRe.ReplaceAllString(durRe.ReplaceAllString(l, "#"), "#")
+	return strings.Join(strings.Fields(digits.ReplaceAllString(l, "#")), " ")
+}
+
 // extractTxtar writes the files of a txtar archive into dir.
 func extractTxtar(archive, dir string) error {
 	a, err := txtar.ParseFile(archive)
@@ -626,5 +857,70 @@ func TestMatchOutputRewritesChangedLines(t *testing.T) {
 	}
 	if merged, _, ok := matchOutput(wantMerged, got); !ok || !slices.Equal(merged, wantMerged) {
 		t.Fatalf("the rewritten lines do not match what they were made from: %q", merged)
+	}
+}
+
+func TestMatchExcerpt(t *testing.T) {
+	got := []string{
+		"FAIL seed 3 at t=1.2s (40 scheduler steps, 21.5ms real)",
+		"     0.000000000 server#1 - start",
+		"     0.100000000 client#1 | put k1",
+		"     0.250000000 server#1 - crash, restart at 300ms",
+		"     0.300000000 server#1 - start",
+		"digest 633a21e63e7a1e74c903272938563ced",
+	}
+	for _, c := range []struct {
+		name  string
+		block []string
+		ok    bool
+	}{
+		{"in order, lines between", []string{"     0.000000000 server#1 - start", "     0.250000000 server#1 - crash, restart at 300ms"}, true},
+		{"ellipsis and no indentation", []string{"FAIL seed 3 at t=1.2s (40 scheduler steps, 9ms real)", "...", "0.300000000 server#1 - start", "...", ""}, true},
+		{"out of order", []string{"     0.300000000 server#1 - start", "     0.100000000 client#1 | put k1"}, false},
+		{"a line twice needs it twice", []string{"digest 633a21e63e7a1e74c903272938563ced", "digest 633a21e63e7a1e74c903272938563ced"}, false},
+		{"not a substring", []string{"server#1 - start"}, false},
+	} {
+		merged, msg, ok := matchExcerpt(c.block, got, false)
+		if ok != c.ok || !slices.Equal(merged, c.block) {
+			t.Errorf("%s: ok %v, want %v; merged %q\n%s", c.name, ok, c.ok, merged, msg)
+		}
+	}
+
+	// The message names the line and the output lines closest to it.
+	_, msg, _ := matchExcerpt([]string{"     0.100000000 client#1 | put k1", "     0.250000000 server#1 - crash, restart at 900ms"}, got, false)
+	for _, w := range []string{"line 2 of the block", "0.250000000 server#1 - crash, restart at 900ms", "closest, output line 4:\n       0.250000000 server#1 - crash, restart at 300ms"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("the message does not say %q:\n%s", w, msg)
+		}
+	}
+
+	// An update replaces a stale line by the output line of its shape, in
+	// order, and keeps the rest of the block as it is.
+	stale := []string{
+		"FAIL seed 3 at t=1.1s (38 scheduler steps, 9ms real)",
+		"...",
+		"  0.250000000 server#1 - crash, restart at 310ms",
+		"     0.300000000 server#1 - start",
+		"digest 00000000000000000000000000000000",
+		"",
+	}
+	merged, _, ok := matchExcerpt(stale, got, true)
+	want := []string{
+		"FAIL seed 3 at t=1.2s (40 scheduler steps, 9ms real)",
+		"...",
+		"  0.250000000 server#1 - crash, restart at 300ms",
+		"     0.300000000 server#1 - start",
+		"digest 633a21e63e7a1e74c903272938563ced",
+		"",
+	}
+	if !ok || !slices.Equal(merged, want) {
+		t.Fatalf("update: ok %v, merged\n%q\nwant\n%q", ok, merged, want)
+	}
+	if _, msg, ok := matchExcerpt(merged, got, false); !ok {
+		t.Fatalf("the updated excerpt does not match:\n%s", msg)
+	}
+	// A line of no shape in the output fails the update too.
+	if _, _, ok := matchExcerpt([]string{"0.3 server#1 - stop"}, got, true); ok {
+		t.Fatal("an update matched a line with no line of its shape")
 	}
 }
