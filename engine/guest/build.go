@@ -178,7 +178,11 @@ func (b *Builder) cacheDir() (string, error) {
 		}
 		dir = filepath.Join(user, "seedfall")
 	}
-	return filepath.Abs(dir)
+	dir, err := filepath.Abs(dir)
+	if err == nil {
+		tagCache(dir)
+	}
+	return dir, err
 }
 
 // Build builds req.Pkg for wasip1, merges its data segments and returns the

@@ -137,6 +137,9 @@ func TestBuildKey(t *testing.T) {
 		{"git directory", map[string]string{".git/HEAD": "ref: refs/heads/main\n"}, "cmd/a", nil, true},
 		{"seedfall directory", map[string]string{".seedfall/runs/1.json": "{}"}, "cmd/a", nil, true},
 		{"testdata", map[string]string{"cmd/a/testdata/in.txt": "x"}, "cmd/a", nil, true},
+		// SEEDFALL_CACHE inside the module: the cache holds Go files (the
+		// overlays) and grows with every build.
+		{"tagged cache", map[string]string{"cache/CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n", "cache/overlay/1/src/syscall/a.go": "package syscall\n"}, "cmd/a", nil, true},
 		{"nested module", map[string]string{"tools/go.mod": "module example.com/tools\n", "tools/t.go": "package tools\n"}, "cmd/a", nil, true},
 		// What no package can read: the root holds no Go files here.
 		{"world file at the root", map[string]string{"seedfall.json": "{}", "seedfall.fixed.json": "{}"}, "cmd/a", nil, true},
@@ -168,6 +171,13 @@ func TestBuildKey(t *testing.T) {
 		writeFiles(t, root, map[string]string{"docs/notes.md": "x"})
 		if key(t, root, ".", nil) == k1 {
 			t.Error("a file below the root package does not change the key")
+		}
+	})
+
+	t.Run("the cache is tagged", func(t *testing.T) {
+		tag, err := os.ReadFile(filepath.Join(b.CacheDir, "CACHEDIR.TAG"))
+		if err != nil || !strings.HasPrefix(string(tag), "Signature: 8a477f597d28d172789f06886806bc55") {
+			t.Errorf("the cache has no CACHEDIR.TAG: %q, %v", tag, err)
 		}
 	})
 

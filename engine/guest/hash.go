@@ -22,9 +22,10 @@ const keyVersion = "seedfall-build-v3"
 
 // hashTree writes the content of the module rooted at root into h: every
 // file go build may read, in lexical order, as its slash path, size and
-// bytes. Hidden files and directories, testdata and nested modules are left
-// out, since none of them can change what go build produces for this
-// module, and so are files that no package can reach: a file is kept only
+// bytes. Hidden files and directories, testdata, nested modules and cache
+// directories (tagged with CACHEDIR.TAG, as seedfall's own cache is: one kept
+// inside the module holds Go files) are left out, since none of them can
+// change what go build produces for this module, and so are files that no package can reach: a file is kept only
 // when its directory or one above it, up to the root, holds Go files other
 // than tests (a package's own files, and what its //go:embed patterns can
 // name, which never climb out of its directory; a test's embeds are not
@@ -54,6 +55,9 @@ func hashTree(h io.Writer, root string) error {
 			if d.IsDir() {
 				if name == "testdata" {
 					return filepath.SkipDir
+				}
+				if _, err := os.Stat(filepath.Join(p, cacheTag)); err == nil {
+					return filepath.SkipDir // a cache: seedfall's own, kept in the tree
 				}
 				if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
 					return filepath.SkipDir // nested module
@@ -188,4 +192,21 @@ func sortedKeys[V any](m map[string]V) []string {
 // keyField writes one named field of a cache key.
 func keyField(h hash.Hash, name, value string) {
 	fmt.Fprintf(h, "%s %q\n", name, value)
+}
+
+// cacheTag marks a cache directory, after the Cache Directory Tagging
+// Specification (https://bford.info/cachedir/): backup tools skip it, and
+// so does hashTree.
+const cacheTag = "CACHEDIR.TAG"
+
+// tagCache makes dir, a cache, and tags it as one, once; errors surface
+// later, where the cache is written.
+func tagCache(dir string) {
+	tag := filepath.Join(dir, cacheTag)
+	if _, err := os.Stat(tag); err == nil {
+		return
+	}
+	if os.MkdirAll(dir, 0o755) == nil {
+		_ = os.WriteFile(tag, []byte("Signature: 8a477f597d28d172789f06886806bc55\n# seedfall's cache of builds and compiled code: see docs/limits.md\n"), 0o644)
+	}
 }
