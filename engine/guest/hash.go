@@ -25,9 +25,9 @@ const keyVersion = "seedfall-build-v3"
 // bytes. Hidden files and directories, testdata, nested modules and cache
 // directories (tagged with CACHEDIR.TAG, as seedfall's own cache is: one kept
 // inside the module holds Go files) are left out, since none of them can
-// change what go build produces for this module, and so are files that no package can reach: a file is kept only
-// when its directory or one above it, up to the root, holds Go files other
-// than tests (a package's own files, and what its //go:embed patterns can
+// change what go build produces for this module, and so are files that no
+// package can reach: a file is kept only when its directory or one above
+// it, up to the root, holds Go files other than tests (a package's own files, and what its //go:embed patterns can
 // name, which never climb out of its directory; a test's embeds are not
 // built into a program), or when it is go.mod, go.sum or under vendor/ at
 // the root. So a world file, a README, a schedule or a results directory in
@@ -199,8 +199,8 @@ func keyField(h hash.Hash, name, value string) {
 // so does hashTree.
 const cacheTag = "CACHEDIR.TAG"
 
-// tagCache makes dir, a cache, and tags it as one, once; errors surface
-// later, where the cache is written.
+// tagCache makes dir, a cache, and tags it as one unless it is already;
+// errors surface later, where the cache is written.
 func tagCache(dir string) {
 	tag := filepath.Join(dir, cacheTag)
 	if _, err := os.Stat(tag); err == nil {
