@@ -59,6 +59,9 @@ type Options struct {
 	// ColdBoot is RunOptions.ColdBoot for every run; SEEDFALL_COLD_BOOT=1
 	// sets it.
 	ColdBoot bool
+	// NoPause is RunOptions.NoPause for every run; SEEDFALL_NO_PAUSE=1
+	// sets it.
+	NoPause bool
 	// Hint, if set, hears advice about speed that changes no result: a
 	// program that starts without a snapshot, and why (snapshot.go). By
 	// default nobody hears it.
@@ -101,6 +104,9 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	}
 	if os.Getenv("SEEDFALL_COLD_BOOT") == "1" {
 		opts.ColdBoot = true
+	}
+	if os.Getenv("SEEDFALL_NO_PAUSE") == "1" {
+		opts.NoPause = true
 	}
 	e := &Engine{opts: opts, mods: map[modKey]*compiled{}}
 	e.builder = &guest.Builder{CacheDir: opts.CacheDir, Env: opts.GoEnv, Note: e.note}

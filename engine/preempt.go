@@ -306,6 +306,14 @@ func (e *Engine) countPrograms(w *world.World, progs []*Program) error {
 			}
 			continue
 		}
+		if !w.Preempt.Loops {
+			// Guests that pause instead of waiting in host calls
+			// (wasi/pause.go). A module HostPauses cannot change (not
+			// Go's, or without ExportPause's exports) waits in them.
+			if paused, err := guest.HostPauses(counted); err == nil {
+				counted = paused
+			}
+		}
 		sum := sha256.Sum256(counted)
 		hash := hex.EncodeToString(sum[:])
 		path := filepath.Join(dir, hash+".wasm")

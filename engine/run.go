@@ -65,6 +65,10 @@ type RunOptions struct {
 	// them (snapshot.go): slower, and the trace differs (the runtime's
 	// random state is drawn differently); for comparison.
 	ColdBoot bool
+	// NoPause makes guests wait inside their host calls instead of
+	// pausing (wasi.Process.NoPause): for comparison; the trace is the
+	// same.
+	NoPause bool
 }
 
 // Result is what one run of one seed gives.
@@ -129,6 +133,7 @@ type runner struct {
 	nodef *nodeRun // pauses, slowdowns and clocks (nodefaults.go)
 
 	coldBoot bool // RunOptions.ColdBoot
+	noPause  bool // RunOptions.NoPause
 
 	mutant Mutant     // RunOptions.Mutant
 	mut    *mutantRun // its state, when set (mutant.go)
@@ -228,7 +233,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		w = calibrationWorld(w)
 	}
 	r := &runner{
-		p: p, w: w, seed: opt.Seed, ctx: ctx, calls: calls, mutant: opt.Mutant, coldBoot: opt.ColdBoot || p.e.opts.ColdBoot,
+		p: p, w: w, seed: opt.Seed, ctx: ctx, calls: calls, mutant: opt.Mutant, coldBoot: opt.ColdBoot || p.e.opts.ColdBoot, noPause: opt.NoPause || p.e.opts.NoPause,
 		s:        sched.New(rng.New(opt.Seed, "sched", -1)),
 		tr:       trace.New(),
 		netR:     rng.New(opt.Seed, "net", -1),
@@ -503,6 +508,7 @@ func (r *runner) start(n *node) {
 			r.tr.Add(trace.Line{At: r.s.Now(), Node: n.prog.Name, Inc: inc, Kind: kind, Text: string(line)})
 		},
 		QuietFor: func(ns int64) { r.quiet(n, ns) },
+		NoPause:  r.noPause,
 		SetupComplete: func() {
 			r.event(n, "setup complete")
 			if r.held {
@@ -574,6 +580,11 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 		}
 	} else {
 		mod, err = c.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, g.allocator(prog.mem)), c.m, cfg.WithStartFunctions("_start"))
+	}
+	if mod != nil {
+		// A guest that paused to wait returned: wait for it, resume it,
+		// until it ends (wasi/pause.go).
+		err = wp.Run(ctx, mod, err)
 	}
 	gin.end()
 	stopped := wp.Overdue() || ictx.Err() != nil

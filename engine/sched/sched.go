@@ -137,17 +137,28 @@ func (p *Proc) HeldUntil() int64 {
 // given anything up, and a guest that floods the host stays bounded.
 // Call it only from p while it holds the baton.
 func (p *Proc) Sleep(until int64) (killed bool) {
+	if p.SleepQuietly(until) {
+		return false
+	}
+	return p.Block(func() int64 { return until })
+}
+
+// SleepQuietly is Sleep's cheap case alone: if nothing else can happen
+// before until (or until has passed), it moves the clock there as Sleep
+// does and returns true; otherwise it does nothing and returns false, and
+// the caller must wait as Sleep would (Block until then).
+func (p *Proc) SleepQuietly(until int64) bool {
 	s := p.s
 	if until <= s.now {
-		return false
+		return true
 	}
 	if s.quietUntil(p, until) {
 		s.now = until
 		p.Steps++
 		s.steps++
-		return false
+		return true
 	}
-	return p.Block(func() int64 { return until })
+	return false
 }
 
 // quietUntil reports whether, with p blocked until t, Run's next step would

@@ -51,6 +51,7 @@ func init() {
 			}
 			a := Assertion{Kind: int(uint32(s[0])), Cond: uint32(s[1]) != 0, Message: msg, Site: site, Details: details}
 			if p.Assert(a) {
+				// Paused or not, it never runs again: the run ends.
 				p.block(ctx, m, func() int64 { return sched.Never })
 			}
 		}})

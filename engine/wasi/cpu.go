@@ -85,17 +85,27 @@ func (p *Process) cpuDebt() int64 {
 // payCPU gives the baton back until the world's clock has caught up with
 // the node's work, if the debt is at least min nanoseconds (and at least 1).
 // Meanwhile other nodes run, messages arrive and timers fire: the node was
-// busy computing.
-func (p *Process) payCPU(ctx context.Context, m api.Module, min int64) {
+// busy computing. When nothing else can happen meanwhile the clock just
+// moves on; otherwise, if pausable, the guest pauses (pause.go) and payCPU
+// returns true: the call is issued again once the debt is paid.
+func (p *Process) payCPU(ctx context.Context, m api.Module, min int64, pausable bool) (paused bool) {
 	c := &p.cpu
 	d := int64(c.debt)
 	if d < max(min, 1) {
-		return
+		return false
 	}
 	c.debt -= float64(d)
 	c.factor = p.drawFactor()
-	if p.Proc.Sleep(p.Now() + d) {
+	until := p.Now() + d
+	if pausable && p.canPause(m) {
+		if p.Proc.SleepQuietly(until) {
+			return false
+		}
+		return p.pauseFor(m, func() int64 { return until })
+	}
+	if p.Proc.Sleep(until) {
 		p.killed = true
 		kill(ctx, m)
 	}
+	return false
 }

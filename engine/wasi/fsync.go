@@ -62,10 +62,14 @@ func (p *Process) syncDelay() int64 {
 }
 
 // await is a call that waits in the host: the whole node waits until op is
-// due, then takes its result.
+// due, then takes its result. A guest that pauses meanwhile issues the call
+// again, which finds op in p.again.
 func (p *Process) await(ctx context.Context, m api.Module, op *waitOp) errno.Errno {
 	if op.doneAt > p.Now() {
-		p.block(ctx, m, func() int64 { return op.doneAt })
+		if p.block(ctx, m, func() int64 { return op.doneAt }) {
+			p.again = &reissue{sync: op}
+			return 0
+		}
 	}
 	return op.finish()
 }
@@ -101,6 +105,11 @@ func syncCall(kind disk.SyncKind, parked bool) func(context.Context, api.Module,
 		}
 		if e.kind != kindFile && e.kind != kindDir {
 			return errno.EINVAL
+		}
+		if !parked {
+			if r := p.takeReissue(); r != nil && r.sync != nil {
+				return p.await(ctx, m, r.sync) // issued again after a pause
+			}
 		}
 		op := p.startFsync(e, kind)
 		if parked {

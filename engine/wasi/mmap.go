@@ -151,6 +151,9 @@ func (p *Process) covering(addr, length uint32) ([]*procMap, bool) {
 // fsync overlay) waits here: a slow MS_SYNC holds up the whole node.
 func msync(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	p := proc(ctx)
+	if r := p.takeReissue(); r != nil && r.sync != nil {
+		return p.await(ctx, m, r.sync) // issued again after a pause
+	}
 	op, en := p.startMsync(uint32(s[0]), uint32(s[1]), uint32(s[2]))
 	if en != 0 {
 		return en

@@ -1,6 +1,7 @@
 package wasi
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/tetratelabs/wazero/api"
@@ -70,6 +71,10 @@ func pollOneoff(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 		return errno.EFAULT
 	}
 	now := p.Now()
+	again := p.takeReissue()
+	if again != nil {
+		samePoll(again, raw)
+	}
 	deadline := int64(sched.Never)
 	subs := make([]pollSub, nsub)
 	for i := range subs {
@@ -109,6 +114,9 @@ func pollOneoff(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 		}
 		subs[i] = sub
 	}
+	if again != nil {
+		deadline = again.pollDeadline // timeouts count from the first issue
+	}
 	readyAt := func() int64 {
 		t := deadline
 		cur := p.Now()
@@ -127,7 +135,10 @@ func pollOneoff(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 		return t
 	}
 	if t := readyAt(); t == sched.Never || t > now {
-		p.block(ctx, m, readyAt)
+		if p.block(ctx, m, readyAt) {
+			p.again = &reissue{poll: bytes.Clone(raw), pollDeadline: deadline}
+			return 0
+		}
 	}
 	now = p.Now()
 	nev := uint32(0)

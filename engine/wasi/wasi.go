@@ -93,8 +93,16 @@ type Process struct {
 	// that the engine can put it back to a snapshot for the next start
 	// (Reusable says whether it may).
 	Reuse bool
+	// NoPause makes the guest wait inside its host calls even when its
+	// module can pause (pause.go): for comparison.
+	NoPause bool
+	// Pauses counts the times the guest paused to wait.
+	Pauses int
 
-	cpu cpuState
+	cpu     cpuState
+	pz      *pauser  // what pausing needs, once looked for
+	waiting *waiting // what the paused guest waits for
+	again   *reissue // what the call that paused decided
 
 	fds      []*fdEntry
 	maps     []*procMap // mappings by address (mmap.go)
@@ -179,10 +187,16 @@ func watched(name string, f api.GoModuleFunc, pure bool) api.GoModuleFunc {
 			if p.CPU != nil {
 				p.account(m)
 				if p.CPU != nil {
+					min := int64(1)
 					if pure {
-						p.payCPU(ctx, m, p.CPU.Quantum)
-					} else {
-						p.payCPU(ctx, m, 1)
+						min = p.CPU.Quantum
+					}
+					// The instrumentation's own sched_yield calls
+					// (guest.Instrument, guest.CountCalls) are not a
+					// wrapper's: they cannot pause.
+					pausable := name != "sched_yield" || !instrumentYield(m)
+					if p.payCPU(ctx, m, min, pausable) {
+						return // paused: the guest issues the call again
 					}
 				}
 			}
@@ -302,12 +316,19 @@ func (p *Process) Reusable(m api.Module) bool {
 	return p.Reuse && (p.exited || p.killed) && len(p.maps) == 0 && !m.IsClosed()
 }
 
-// block parks the calling instance until readyAt's time, or kills it.
-func (p *Process) block(ctx context.Context, m api.Module, readyAt func() int64) {
+// block parks the calling instance until readyAt's time, or kills it. A
+// guest that can pause pauses instead (pause.go), and block returns true:
+// the host function must return at once, for the guest to issue the call
+// again.
+func (p *Process) block(ctx context.Context, m api.Module, readyAt func() int64) (paused bool) {
+	if p.pauseFor(m, readyAt) {
+		return true
+	}
 	if p.Proc.Block(readyAt) {
 		p.killed = true
 		kill(ctx, m)
 	}
+	return false
 }
 
 func procExit(ctx context.Context, m api.Module, s []uint64) {
@@ -473,11 +494,26 @@ func schedYield(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	if p.Boot != nil {
 		return 0 // a snapshot boot runs alone
 	}
-	if p.Proc.Yield() {
-		p.killed = true
-		kill(ctx, m)
+	if r := p.takeReissue(); r != nil && r.yielded {
+		return 0 // issued again after the yield paused
+	}
+	now := p.Now()
+	if p.block(ctx, m, func() int64 { return now }) {
+		p.again = &reissue{yielded: true}
 	}
 	return 0
+}
+
+// instrumentYield reports whether a sched_yield call comes from the
+// instrumentation, whose counters are at zero when it calls, rather than
+// from the runtime's wrapper.
+func instrumentYield(m api.Module) bool {
+	for _, name := range [...]string{guest.BudgetGlobal, guest.CallsGlobal} {
+		if g, ok := m.ExportedGlobal(name).(api.MutableGlobal); ok && uint32(g.Get()) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // ---- output ----
