@@ -69,24 +69,31 @@ type RunOptions struct {
 	// pausing (wasi.Process.NoPause): for comparison; the trace is the
 	// same.
 	NoPause bool
+
+	// relocate moves every paused guest into a new instance of its module
+	// (a copy of its memory and globals) before it resumes: for the tests,
+	// which count the moves in Result.relocated.
+	relocate bool
 }
 
 // Result is what one run of one seed gives.
 type Result struct {
-	Seed     uint64
-	Passed   bool
-	Class    string // "" when passed
-	Reason   string
-	Node     string // the program the verdict is about, if any
-	SimNs    int64  // virtual time at the end
-	WallNs   int64  // real time the run took (never part of the digest)
-	Steps    uint64 // scheduler steps
-	Digest   string // sha256 of the trace and the verdict
-	Schedule *faults.Schedule
-	Lines    []trace.Line
-	Disks    []NodeDisk      // with RunOptions.KeepDisks: every program's disk at the end
-	State    *State          // with RunOptions.State: the world at the end
-	History  *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
+	Seed      uint64
+	Passed    bool
+	Class     string // "" when passed
+	Reason    string
+	Node      string // the program the verdict is about, if any
+	SimNs     int64  // virtual time at the end
+	WallNs    int64  // real time the run took (never part of the digest)
+	Steps     uint64 // scheduler steps
+	Pauses    uint64 // times a guest paused to wait (never part of the digest)
+	relocated uint64 // RunOptions.relocate's moves
+	Digest    string // sha256 of the trace and the verdict
+	Schedule  *faults.Schedule
+	Lines     []trace.Line
+	Disks     []NodeDisk      // with RunOptions.KeepDisks: every program's disk at the end
+	State     *State          // with RunOptions.State: the world at the end
+	History   *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
 
 	Properties []Property // sim properties this run reached or its programs declare (properties.go)
 
@@ -132,8 +139,10 @@ type runner struct {
 	netf  *netRun  // network faults' per-run state (netfaults.go)
 	nodef *nodeRun // pauses, slowdowns and clocks (nodefaults.go)
 
-	coldBoot bool // RunOptions.ColdBoot
-	noPause  bool // RunOptions.NoPause
+	coldBoot          bool // RunOptions.ColdBoot
+	noPause           bool // RunOptions.NoPause
+	relocate          bool // RunOptions.relocate
+	pauses, relocated uint64
 
 	mutant Mutant     // RunOptions.Mutant
 	mut    *mutantRun // its state, when set (mutant.go)
@@ -233,7 +242,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		w = calibrationWorld(w)
 	}
 	r := &runner{
-		p: p, w: w, seed: opt.Seed, ctx: ctx, calls: calls, mutant: opt.Mutant, coldBoot: opt.ColdBoot || p.e.opts.ColdBoot, noPause: opt.NoPause || p.e.opts.NoPause,
+		p: p, w: w, seed: opt.Seed, ctx: ctx, calls: calls, mutant: opt.Mutant, coldBoot: opt.ColdBoot || p.e.opts.ColdBoot, noPause: opt.NoPause || p.e.opts.NoPause, relocate: opt.relocate,
 		s:        sched.New(rng.New(opt.Seed, "sched", -1)),
 		tr:       trace.New(),
 		netR:     rng.New(opt.Seed, "net", -1),
@@ -397,6 +406,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 	res.Seed = opt.Seed
 	res.SimNs = r.s.Now()
 	res.Steps = r.s.Steps()
+	res.Pauses, res.relocated = r.pauses, r.relocated
 	res.Lines = r.tr.Lines()
 	summary := fmt.Sprintf("verdict passed=%v class=%s reason=%s at=%d steps=%d\n", res.Passed, res.Class, res.Reason, res.SimNs, res.Steps)
 	for _, n := range r.nodes {
@@ -508,7 +518,10 @@ func (r *runner) start(n *node) {
 			r.tr.Add(trace.Line{At: r.s.Now(), Node: n.prog.Name, Inc: inc, Kind: kind, Text: string(line)})
 		},
 		QuietFor: func(ns int64) { r.quiet(n, ns) },
-		NoPause:  r.noPause,
+		// A guest profile follows the WebAssembly stack through the
+		// listeners; a pause's unwinding and re-entries would show as
+		// calls the guest did not make. The run is the same either way.
+		NoPause: r.noPause || r.gprof != nil,
 		SetupComplete: func() {
 			r.event(n, "setup complete")
 			if r.held {
@@ -581,10 +594,22 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 	} else {
 		mod, err = c.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, g.allocator(prog.mem)), c.m, cfg.WithStartFunctions("_start"))
 	}
+	if r.relocate && c.pa != nil {
+		wp.Relocate = func(ctx context.Context, m api.Module) (api.Module, error) {
+			snap, err := c.pa.prog.Take(m)
+			if err != nil {
+				return nil, err
+			}
+			wp.Reuse = false // its memory is not the pool's
+			r.relocated++
+			return c.pa.prog.Restore(ctx, c.rt, snap, cfg)
+		}
+	}
 	if mod != nil {
 		// A guest that paused to wait returned: wait for it, resume it,
 		// until it ends (wasi/pause.go).
-		err = wp.Run(ctx, mod, err)
+		mod, err = wp.Run(ctx, mod, err)
+		r.pauses += uint64(wp.Pauses)
 	}
 	gin.end()
 	stopped := wp.Overdue() || ictx.Err() != nil

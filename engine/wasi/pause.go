@@ -100,9 +100,10 @@ func (p *Process) Paused() bool { return p.waiting != nil }
 // Run takes a guest on from the return of the export that started or
 // resumed it, with that call's error: while the guest is paused, it waits
 // on the scheduler for what the guest waits for and resumes it. It returns
-// once the guest has exited, trapped or been killed, with the error the
-// guest's _start would have ended with had it blocked in its host calls.
-func (p *Process) Run(ctx context.Context, m api.Module, err error) error {
+// once the guest has exited, trapped or been killed, with the instance it
+// ended in and the error the guest's _start would have ended with had it
+// blocked in its host calls.
+func (p *Process) Run(ctx context.Context, m api.Module, err error) (api.Module, error) {
 	for err == nil && p.waiting != nil {
 		w := p.waiting
 		p.waiting = nil
@@ -110,7 +111,18 @@ func (p *Process) Run(ctx context.Context, m api.Module, err error) error {
 			p.killed = true
 			p.detachMappings()
 			p.close(ctx, m, ExitKilled)
-			return sys.NewExitError(ExitKilled)
+			return m, sys.NewExitError(ExitKilled)
+		}
+		if p.Relocate != nil && len(p.maps) == 0 {
+			to, rerr := p.Relocate(ctx, m)
+			if rerr != nil {
+				return m, rerr
+			}
+			if to != m {
+				_ = m.Close(ctx)
+				m = to
+				p.rebind(m)
+			}
 		}
 		pz := p.pz
 		pz.lo.Set(uint64(w.lo))
@@ -120,7 +132,19 @@ func (p *Process) Run(ctx context.Context, m api.Module, err error) error {
 		pz.calls.Set(uint64(uint32(pz.calls.Get()) + 1))
 		_, err = pz.resume.Call(ctx)
 	}
-	return err
+	return m, err
+}
+
+// rebind points the handles the process keeps into its instance at m, a
+// copy of the instance the guest paused in.
+func (p *Process) rebind(m api.Module) {
+	p.pz = nil
+	if !p.canPause(m) {
+		panic("seedfall: a guest was relocated into an instance that cannot pause")
+	}
+	if c := &p.cpu; c.counter != nil {
+		c.counter, _ = m.ExportedGlobal(guest.CallsGlobal).(api.MutableGlobal)
+	}
 }
 
 // takeReissue returns what the host call that paused decided, once.

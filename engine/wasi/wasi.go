@@ -96,6 +96,12 @@ type Process struct {
 	// NoPause makes the guest wait inside its host calls even when its
 	// module can pause (pause.go): for comparison.
 	NoPause bool
+	// Relocate, if set, is called before each resume of a paused guest
+	// without mappings (pause.go): it returns the instance to resume,
+	// either m or a new instance of the same module holding a copy of m's
+	// memory and globals, which then replaces m (m is closed). It is how
+	// the tests show that a paused guest is its memory and globals.
+	Relocate func(ctx context.Context, m api.Module) (api.Module, error)
 	// Pauses counts the times the guest paused to wait.
 	Pauses int
 

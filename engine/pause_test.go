@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/seedfall/seedfall/engine/trace"
+)
+
+// pauseWorlds are worlds whose guests wait in every way there is: for
+// timers and sockets (poll_oneoff), for their CPU debt, on a slow fsync
+// (parked and in the host), after a failed Always, at a yield; under
+// crashes, partitions, disk latency and preemption.
+var pauseWorlds = []struct {
+	name, world, file string
+}{
+	{name: "kvlog crashes", file: "../examples/kvlog/seedfall.json"},
+	{name: "liveness chaos", file: "../examples/liveness/seedfall.chaos.json"},
+	{name: "groupcommit", file: "../examples/groupcommit/seedfall.json"},
+	{name: "bank preempts", file: "../examples/bank/seedfall.json"},
+	{name: "slow fsyncs", world: groupsyncWorld},
+	{name: "cpu-bound handlers", world: `{"net_overlay": true, "latency": ["1ms", "1ms"],
+		"nodes": [{"name": "server", "pkg": "./cpuwork", "args": ["server", "-work", "20000"]}],
+		"workload": {"name": "client", "pkg": "./cpuwork", "args": ["client", "-n", "8"]}}`},
+	{name: "a failed Always", world: `{"nodes": [], "workload": {"name": "client", "pkg": "./props", "args": ["-bad", "3"]}}`},
+}
+
+func preparePauseWorld(t *testing.T, name, js, file string) *Prepared {
+	t.Helper()
+	if file != "" {
+		return prepareFile(t, file)
+	}
+	return prepare(t, js)
+}
+
+// A guest that pauses to wait (wasi/pause.go) runs the same run as one
+// that waits inside its host calls: the same trace, to the byte, over
+// every way of waiting and every kind of fault; and each seed run twice
+// gives the same digest.
+func TestPausingIsWaiting(t *testing.T) {
+	for _, tc := range pauseWorlds {
+		t.Run(tc.name, func(t *testing.T) {
+			p := preparePauseWorld(t, tc.name, tc.world, tc.file)
+			pauses := uint64(0)
+			for seed := uint64(1); seed <= 3; seed++ {
+				paused := twice(t, p, seed, nil)
+				waited, err := p.Run(context.Background(), RunOptions{Seed: seed, NoPause: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if waited.Pauses != 0 {
+					t.Fatalf("seed %d: NoPause paused %d times", seed, waited.Pauses)
+				}
+				if paused.Digest != waited.Digest {
+					t.Fatalf("seed %d: pausing changed the run:\n%s\n--- waiting in host calls:\n%s", seed,
+						trace.Render(paused.Lines, ""), trace.Render(waited.Lines, ""))
+				}
+				pauses += paused.Pauses
+			}
+			if pauses == 0 {
+				t.Fatal("no guest paused: the world tests nothing")
+			}
+		})
+	}
+}
+
+// While a guest is paused, its memory and globals are all of it: moving it
+// into a new instance of its module, a copy of both, at every pause, runs
+// the same run.
+func TestPausedGuestIsItsMemoryAndGlobals(t *testing.T) {
+	for _, tc := range pauseWorlds[:3] {
+		t.Run(tc.name, func(t *testing.T) {
+			p := preparePauseWorld(t, tc.name, tc.world, tc.file)
+			for seed := uint64(1); seed <= 2; seed++ {
+				stay := run(t, p, seed, nil)
+				moved, err := p.Run(context.Background(), RunOptions{Seed: seed, relocate: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if moved.relocated == 0 {
+					t.Fatalf("seed %d: no guest was moved", seed)
+				}
+				if stay.Digest != moved.Digest {
+					t.Fatalf("seed %d: moving paused guests (%d times) changed the run:\n%s\n--- staying:\n%s", seed, moved.relocated,
+						trace.Render(moved.Lines, ""), trace.Render(stay.Lines, ""))
+				}
+			}
+		})
+	}
+}
