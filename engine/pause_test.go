@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/trace"
 )
 
@@ -84,6 +86,77 @@ func TestPausedGuestIsItsMemoryAndGlobals(t *testing.T) {
 					t.Fatalf("seed %d: moving paused guests (%d times) changed the run:\n%s\n--- staying:\n%s", seed, moved.relocated,
 						trace.Render(moved.Lines, ""), trace.Render(stay.Lines, ""))
 				}
+			}
+		})
+	}
+}
+
+// forkAt is the schedule of a fork of sch at at, as cause makes them: the
+// faults before the moment kept, every stream re-keyed with key from it.
+func forkAt(sch *faults.Schedule, at time.Duration, key uint64) *faults.Schedule {
+	f := *sch
+	f.Faults, f.Branches = nil, nil
+	for _, x := range sch.Faults {
+		if x.At < at {
+			f.Faults = append(f.Faults, x)
+		}
+	}
+	for _, b := range sch.Branches {
+		if b.At < at {
+			f.Branches = append(f.Branches, b)
+		}
+	}
+	f.Branches = append(f.Branches, faults.Branch{At: at, Key: key})
+	return &f
+}
+
+// A fork from a checkpoint (RunOptions.From) is the same run as the fork
+// run from t=0: the same trace, to the byte, over every way of waiting and
+// every kind of fault, at moments across the run; and taking checkpoints
+// changes nothing in the run that takes them.
+func TestForkIsARunFromScratch(t *testing.T) {
+	for _, tc := range pauseWorlds {
+		t.Run(tc.name, func(t *testing.T) {
+			p := preparePauseWorld(t, tc.name, tc.world, tc.file)
+			forks := 0
+			for seed := uint64(1); seed <= 2; seed++ {
+				first := run(t, p, seed, nil)
+				sch := first.Schedule
+				end := time.Duration(first.SimNs)
+				var moments []time.Duration
+				for i := 1; i <= 4; i++ {
+					moments = append(moments, end*time.Duration(i)/5)
+				}
+				base, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: sch, Checkpoints: moments})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if base.Digest != first.Digest {
+					t.Fatalf("seed %d: taking checkpoints changed the run:\n%s\n--- without:\n%s", seed, trace.Render(base.Lines, ""), trace.Render(first.Lines, ""))
+				}
+				for i, c := range base.Checkpoints {
+					if c.Reason != "" {
+						t.Logf("seed %d: no fork at %v: %s", seed, c.At, c.Reason)
+						continue
+					}
+					fs := forkAt(sch, c.At, uint64(i+1))
+					scratch := run(t, p, seed, fs)
+					fork, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: fs, From: c})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if fork.switched == 0 {
+						t.Fatalf("seed %d: the fork at %v copied no guest from its checkpoint", seed, c.At)
+					}
+					if fork.Digest != scratch.Digest {
+						t.Fatalf("seed %d: the fork at %v is not the run from scratch:\n%s\n--- from scratch:\n%s", seed, c.At,
+							trace.Render(fork.Lines, ""), trace.Render(scratch.Lines, ""))
+					}
+					forks++
+				}
+			}
+			if forks == 0 {
+				t.Fatal("no checkpoint could be forked")
 			}
 		})
 	}

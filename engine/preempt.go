@@ -74,8 +74,8 @@ func preemptGoroutine(m api.Module) bool {
 	mem := m.Memory()
 	mp, ok1 := mem.ReadUint64Le(g + gM)
 	status, ok2 := mem.ReadUint32Le(g + gAtomicstatus)
-	split, ok3 := mem.ReadByte(g + gThrowsplit)
-	if !ok1 || !ok2 || !ok3 || mp == 0 || mp >= 1<<32 || status != gRunning || split != 0 {
+	splitb, ok3 := mem.Read(g+gThrowsplit, 1) // not ReadByte: tapes record Read (wasi/tape.go)
+	if !ok1 || !ok2 || !ok3 || mp == 0 || mp >= 1<<32 || status != gRunning || splitb[0] != 0 {
 		return false
 	}
 	curg, ok1 := mem.ReadUint64Le(uint32(mp) + mCurg)
@@ -83,7 +83,7 @@ func preemptGoroutine(m api.Module) bool {
 	if !ok1 || !ok2 || curg != uint64(g) || locks != 0 {
 		return false
 	}
-	return mem.WriteByte(g+gPreempt, 1) && mem.WriteUint64Le(g+gStackguard0, stackPreempt)
+	return mem.Write(g+gPreempt, []byte{1}) && mem.WriteUint64Le(g+gStackguard0, stackPreempt)
 }
 
 // preemptRun is the preemption state of one run.
@@ -187,12 +187,26 @@ func (r *runner) preemptProcess(n *node, p *wasi.Process) {
 		return
 	}
 	pn := r.pre.node(r, n.prog.Name)
-	pn.total = pn.calls() // what the last incarnation used of its count
 	pn.loaded, pn.counter, pn.due, pn.nextAt = 0, nil, false, 0
 	pn.stream = rng.ForName(r.seedFor(KindPreempt), KindPreempt, n.prog.Name, uint64(n.inc))
 	pn.capped = cpuCap(r.w.CPU)
 	preempts := prog.preempts
 	p.Preempt = func(m api.Module, calls api.MutableGlobal) { r.preemptPoint(n, pn, preempts, m, calls) }
+}
+
+// preemptEnded adds what an incarnation used of its last count to its
+// node's total, once it has ended: the count is read then, and only then
+// (a fork plays it back from the tape: wasi.Process.Final).
+func (r *runner) preemptEnded(n *node, wp *wasi.Process) {
+	if r.pre == nil {
+		return
+	}
+	pn := r.pre.nodes[n.prog.Name]
+	if pn == nil || pn.counter == nil {
+		return
+	}
+	pn.total = pn.totalWith(wp.Final(pn.counter))
+	pn.loaded, pn.counter = 0, nil
 }
 
 // preemptPoint runs when the node's count of calls is used up: it preempts
@@ -244,7 +258,12 @@ func (pn *preemptNode) calls() uint64 {
 	if pn.counter == nil {
 		return pn.total
 	}
-	left := pn.counter.Get() & 0xFFFFFFFF // an i32
+	return pn.totalWith(pn.counter.Get())
+}
+
+// totalWith is the node's counted calls with left of the last count.
+func (pn *preemptNode) totalWith(left uint64) uint64 {
+	left &= 0xFFFFFFFF // an i32
 	if left > pn.loaded {
 		return pn.total
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/guest/netoverlay"
+	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
 	"github.com/seedfall/seedfall/engine/netsim"
 	"github.com/seedfall/seedfall/engine/rng"
 	"github.com/seedfall/seedfall/engine/sched"
@@ -69,6 +70,15 @@ type RunOptions struct {
 	// pausing (wasi.Process.NoPause): for comparison; the trace is the
 	// same.
 	NoPause bool
+	// Checkpoints asks for a Checkpoint at each of these moments
+	// (Result.Checkpoints), from which forks can start (fork.go).
+	Checkpoints []time.Duration
+	// From makes this run a fork of a checkpoint's run: the world as it
+	// was at the checkpoint is rebuilt by playing the run's tapes back,
+	// and only from then on do the guests run. The schedule must agree
+	// with the checkpoint's before it; the trace is the trace of the
+	// same run from scratch.
+	From *Checkpoint
 
 	// relocate moves every paused guest into a new instance of its module
 	// (a copy of its memory and globals) before it resumes: for the tests,
@@ -78,22 +88,26 @@ type RunOptions struct {
 
 // Result is what one run of one seed gives.
 type Result struct {
-	Seed      uint64
-	Passed    bool
-	Class     string // "" when passed
-	Reason    string
-	Node      string // the program the verdict is about, if any
-	SimNs     int64  // virtual time at the end
-	WallNs    int64  // real time the run took (never part of the digest)
-	Steps     uint64 // scheduler steps
-	Pauses    uint64 // times a guest paused to wait (never part of the digest)
-	relocated uint64 // RunOptions.relocate's moves
-	Digest    string // sha256 of the trace and the verdict
-	Schedule  *faults.Schedule
-	Lines     []trace.Line
-	Disks     []NodeDisk      // with RunOptions.KeepDisks: every program's disk at the end
-	State     *State          // with RunOptions.State: the world at the end
-	History   *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
+	Seed   uint64
+	Passed bool
+	Class  string // "" when passed
+	Reason string
+	Node   string // the program the verdict is about, if any
+	SimNs  int64  // virtual time at the end
+	WallNs int64  // real time the run took (never part of the digest)
+	Steps  uint64 // scheduler steps
+	Pauses uint64 // times a guest paused to wait (never part of the digest)
+	// Checkpoints are RunOptions.Checkpoints' (a Checkpoint's Reason
+	// says if no fork can start from it).
+	Checkpoints []*Checkpoint
+	relocated   uint64 // RunOptions.relocate's moves
+	switched    uint64 // guests a fork copied from its checkpoint
+	Digest      string // sha256 of the trace and the verdict
+	Schedule    *faults.Schedule
+	Lines       []trace.Line
+	Disks       []NodeDisk      // with RunOptions.KeepDisks: every program's disk at the end
+	State       *State          // with RunOptions.State: the world at the end
+	History     *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
 
 	Properties []Property // sim properties this run reached or its programs declare (properties.go)
 
@@ -143,6 +157,7 @@ type runner struct {
 	noPause           bool // RunOptions.NoPause
 	relocate          bool // RunOptions.relocate
 	pauses, relocated uint64
+	fork              *forkRun // checkpoints and forks (fork.go)
 
 	mutant Mutant     // RunOptions.Mutant
 	mut    *mutantRun // its state, when set (mutant.go)
@@ -317,6 +332,9 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		horizon = sch.Duration // a replay runs as long as the schedule says
 	}
 	faultEnd := horizon // with liveness: the end of the fault period
+	if err := r.forkSetup(opt); err != nil {
+		return nil, err
+	}
 	if within := w.Liveness.Within; within > 0 {
 		r.s.At(int64(faultEnd), func() { r.recoveryPhase(faultEnd) })
 		horizon += within
@@ -407,6 +425,10 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 	res.SimNs = r.s.Now()
 	res.Steps = r.s.Steps()
 	res.Pauses, res.relocated = r.pauses, r.relocated
+	if r.fork != nil {
+		res.switched = r.fork.copies
+	}
+	res.Checkpoints = r.fork.checkpoints()
 	res.Lines = r.tr.Lines()
 	summary := fmt.Sprintf("verdict passed=%v class=%s reason=%s at=%d steps=%d\n", res.Passed, res.Class, res.Reason, res.SimNs, res.Steps)
 	for _, n := range r.nodes {
@@ -544,6 +566,7 @@ func (r *runner) start(n *node) {
 			f.process(r, n, wp)
 		}
 	}
+	r.forkProcess(n, wp)
 	n.wp = wp
 	prog := n.running()
 	if prog != n.prog {
@@ -571,7 +594,10 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 	defer cancel()
 	prog := n.running()
 	g := &memGuard{limit: uint64(r.w.MemoryLimitOf(n.prog.Program))}
-	g.onRefuse = func() { r.event(n, refusedText(g)) }
+	g.onRefuse = func() {
+		wp.Refused(g.had, g.asked)
+		r.event(n, refusedText(g))
+	}
 	n.mem = g
 	c := r.p.e.compiledAs(r.ctx, prog, r.gprof != nil)
 	if c.err != nil {
@@ -585,13 +611,29 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 	var mod api.Module
 	var img *bootImage
 	var err error
-	if c.pa != nil {
+	switch {
+	case r.fork != nil && r.playing(wp):
+		// A fork before its moment: the tape stands for the guest.
+		if c.pa != nil {
+			img = c.pa.playStart(c.rt, wp, g, !r.coldBoot)
+		}
+		wp.Play.Refused = func(had, asked uint64) {
+			if !g.refused {
+				g.refused, g.had, g.asked = true, had, asked
+				r.event(n, refusedText(g))
+			}
+		}
+		wp.Play.Switch = r.switcher(n, c, func(ctx context.Context, snap *pauseoverlay.Snapshot) (api.Module, error) {
+			return c.pa.prog.Restore(experimental.WithMemoryAllocator(ctx, g.allocator(prog.mem)), c.rt, snap, cfg)
+		})
+		err = wp.PlayStart(ctx)
+	case c.pa != nil:
 		var cold string
 		mod, img, cold, err = c.pa.instantiate(ctx, c.rt, wp, cfg, prog.mem, g, !r.coldBoot)
 		if cold != "" {
 			r.p.e.coldOnce(prog, cold)
 		}
-	} else {
+	default:
 		mod, err = c.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, g.allocator(prog.mem)), c.m, cfg.WithStartFunctions("_start"))
 	}
 	if r.relocate && c.pa != nil {
@@ -605,11 +647,13 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 			return c.pa.prog.Restore(ctx, c.rt, snap, cfg)
 		}
 	}
-	if mod != nil {
+	if mod != nil || wp.Play != nil {
 		// A guest that paused to wait returned: wait for it, resume it,
 		// until it ends (wasi/pause.go).
 		mod, err = wp.Run(ctx, mod, err)
 		r.pauses += uint64(wp.Pauses)
+		wp.Ended(err)
+		r.preemptEnded(n, wp)
 	}
 	gin.end()
 	stopped := wp.Overdue() || ictx.Err() != nil

@@ -179,18 +179,12 @@ func (pa *pausable) instantiate(ctx context.Context, rt wazero.Runtime, wp *wasi
 		m, err = pa.coldBoot(ctx, rt, cfg)
 		return m, nil, "", err
 	}
-	img = pa.image(rt, wp)
-	if img.snap == nil {
+	img, cold = pa.restorable(rt, wp, g)
+	if img == nil {
 		m, err = pa.coldBoot(ctx, rt, cfg)
-		return m, nil, img.cold, err
+		return m, nil, cold, err
 	}
 	size := uint64(len(img.snap.Memory))
-	if size > g.limit {
-		// Its init alone needs more than the limit: the cold boot runs
-		// out of memory as it would have without snapshots.
-		m, err = pa.coldBoot(ctx, rt, cfg)
-		return m, nil, "", err
-	}
 	if r, ok := img.take(); ok {
 		m = r.m
 		r.mem.adopt(g, size, uint64(m.Memory().Size()))
@@ -209,15 +203,50 @@ func (pa *pausable) instantiate(ctx context.Context, rt wazero.Runtime, wp *wasi
 			gl.Set(pa.initial[name])
 		}
 	}
-	wp.Replay(img.log)
-	wp.MonoStart = wp.Now()
-	wp.Reuse = true
+	restoredHost(wp, img)
 	f, err := pauseoverlay.ResumeFunc(m)
 	if err != nil {
 		return m, img, "", err
 	}
 	_, err = f.Call(ctx)
 	return m, img, "", err
+}
+
+// restorable returns the image an incarnation starts from, or nil and why
+// (if it could have) when it boots cold.
+func (pa *pausable) restorable(rt wazero.Runtime, wp *wasi.Process, g *memGuard) (img *bootImage, cold string) {
+	img = pa.image(rt, wp)
+	if img.snap == nil {
+		return nil, img.cold
+	}
+	if uint64(len(img.snap.Memory)) > g.limit {
+		// Its init alone needs more than the limit: the cold boot runs
+		// out of memory as it would have without snapshots.
+		return nil, ""
+	}
+	return img, ""
+}
+
+// restoredHost is the host's side of a start from img: what init printed
+// and set, and the monotonic clock it left.
+func restoredHost(wp *wasi.Process, img *bootImage) {
+	wp.Replay(img.log)
+	wp.MonoStart = wp.Now()
+	wp.Reuse = true
+}
+
+// playStart is the host's side of a start, as instantiate makes it, for
+// an incarnation whose tape is played in its place (fork.go): it returns
+// the image a restore would have used, or nil for a cold boot.
+func (pa *pausable) playStart(rt wazero.Runtime, wp *wasi.Process, g *memGuard, snapshots bool) *bootImage {
+	if !snapshots {
+		return nil
+	}
+	img, _ := pa.restorable(rt, wp, g)
+	if img != nil {
+		restoredHost(wp, img)
+	}
+	return img
 }
 
 // coldBoot instantiates the module, writes its data segments and runs

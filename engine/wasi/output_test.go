@@ -91,7 +91,7 @@ func TestLongLineBuffer(t *testing.T) {
 func TestWatchedStopsOverdue(t *testing.T) {
 	h := newHostile(t, 1)
 	calls := 0
-	w := watched("fd_write", func(context.Context, api.Module, []uint64) { calls++ }, false)
+	w := watched("fd_write", "wasi_snapshot_preview1/fd_write", func(context.Context, api.Module, []uint64) { calls++ }, false)
 	w(h.ctx, h.m, nil)
 	if calls != 1 {
 		t.Fatalf("%d calls, want 1", calls)
@@ -126,7 +126,7 @@ func BenchmarkWatched(b *testing.B) {
 			f(ctx, nil, s)
 		}
 	})
-	w := watched("fd_write", f, false)
+	w := watched("fd_write", "wasi_snapshot_preview1/fd_write", f, false)
 	b.Run("watched", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			w(ctx, nil, s)

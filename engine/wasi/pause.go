@@ -94,8 +94,9 @@ func (p *Process) pauseFor(m api.Module, readyAt func() int64) bool {
 	return true
 }
 
-// Paused reports whether the guest returned to the host to wait.
-func (p *Process) Paused() bool { return p.waiting != nil }
+// Parked returns the instance of a guest that is paused and waiting in
+// Run, and whether it is.
+func (p *Process) Parked() (api.Module, bool) { return p.parked, p.parked != nil }
 
 // Run takes a guest on from the return of the export that started or
 // resumed it, with that call's error: while the guest is paused, it waits
@@ -107,11 +108,27 @@ func (p *Process) Run(ctx context.Context, m api.Module, err error) (api.Module,
 	for err == nil && p.waiting != nil {
 		w := p.waiting
 		p.waiting = nil
-		if p.Proc.Block(w.readyAt) {
+		p.parked = m
+		killed := p.Proc.Block(w.readyAt)
+		p.parked = nil
+		if killed {
 			p.killed = true
-			p.detachMappings()
-			p.close(ctx, m, ExitKilled)
+			if m != nil {
+				p.detachMappings()
+				p.close(ctx, m, ExitKilled)
+			}
 			return m, sys.NewExitError(ExitKilled)
+		}
+		if p.Play != nil {
+			to, serr := p.switchFromTape(ctx)
+			if serr != nil {
+				return m, serr
+			}
+			if to == nil {
+				err = p.playUntilPause(ctx)
+				continue
+			}
+			m = to
 		}
 		if p.Relocate != nil && len(p.maps) == 0 {
 			to, rerr := p.Relocate(ctx, m)

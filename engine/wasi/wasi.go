@@ -14,6 +14,8 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
@@ -105,10 +107,19 @@ type Process struct {
 	// Pauses counts the times the guest paused to wait.
 	Pauses int
 
+	// Tape, if set, records what the guest does, as the host sees it
+	// (tape.go); Play, if set, plays a tape back instead of running a
+	// guest.
+	Tape *Tape
+	Play *Playback
+
 	cpu     cpuState
-	pz      *pauser  // what pausing needs, once looked for
-	waiting *waiting // what the paused guest waits for
-	again   *reissue // what the call that paused decided
+	rec     *recModule // the recording wrapper of the instance
+	inCall  bool       // a host call is being served (what it reads goes on the tape)
+	pz      *pauser    // what pausing needs, once looked for
+	waiting *waiting   // what the paused guest waits for
+	parked  api.Module // the guest's instance while it waits in Run
+	again   *reissue   // what the call that paused decided
 
 	fds      []*fdEntry
 	maps     []*procMap // mappings by address (mmap.go)
@@ -151,14 +162,14 @@ func proc(ctx context.Context) *Process { return ctx.Value(procKey).(*Process) }
 func Instantiate(ctx context.Context, r wazero.Runtime) error {
 	b := r.NewHostModuleBuilder("wasi_snapshot_preview1")
 	for _, f := range wasiFuncs {
-		b.NewFunctionBuilder().WithGoModuleFunction(watched(f.name, f.fn, pure[f.name]), f.params, f.results).Export(f.name)
+		b.NewFunctionBuilder().WithGoModuleFunction(watchedFunc("wasi_snapshot_preview1/"+f.name), f.params, f.results).Export(f.name)
 	}
 	if _, err := b.Instantiate(ctx); err != nil {
 		return err
 	}
 	b = r.NewHostModuleBuilder("seedfall")
 	for _, f := range seedfallFuncs {
-		b.NewFunctionBuilder().WithGoModuleFunction(watched(f.name, f.fn, false), f.params, f.results).Export(f.name)
+		b.NewFunctionBuilder().WithGoModuleFunction(watchedFunc("seedfall/"+f.name), f.params, f.results).Export(f.name)
 	}
 	_, err := b.Instantiate(ctx)
 	return err
@@ -181,9 +192,15 @@ func Instantiate(ctx context.Context, r wazero.Runtime) error {
 //
 // In a snapshot boot (boot.go) it lets through only the calls that a copy
 // of the snapshot can stand for.
-func watched(name string, f api.GoModuleFunc, pure bool) api.GoModuleFunc {
+func watched(name, key string, f api.GoModuleFunc, pure bool) api.GoModuleFunc {
 	return func(ctx context.Context, m api.Module, s []uint64) {
 		if p, ok := ctx.Value(procKey).(*Process); ok {
+			if p.Tape != nil && p.Play == nil {
+				p.Tape.items = append(p.Tape.items, tapeItem{op: tapeCall, name: key, params: slices.Clone(s)})
+				m = p.recModule(m)
+				p.inCall = true
+				defer func() { p.inCall = false }()
+			}
 			if p.Boot != nil && !p.Boot.check(name, s) {
 				stopBoot(ctx, m)
 			}
@@ -244,6 +261,31 @@ func fn(name string, params []api.ValueType, f func(ctx context.Context, m api.M
 	return hostFunc{name: name, params: params, results: vt(i32), fn: func(ctx context.Context, m api.Module, s []uint64) {
 		s[0] = uint64(f(ctx, m, s))
 	}}
+}
+
+// watchedFunc returns the watched host function of a module and name, as
+// Instantiate registers it and tapes are played back (tape.go). The table
+// is made on first use, once every init has added its functions.
+func watchedFunc(key string) api.GoModuleFunc {
+	watchedFuncsOnce.Do(makeWatchedFuncs)
+	return watchedFuncs[key]
+}
+
+var (
+	watchedFuncs     map[string]api.GoModuleFunc
+	watchedFuncsOnce sync.Once
+)
+
+func makeWatchedFuncs() {
+	watchedFuncs = map[string]api.GoModuleFunc{}
+	for _, f := range wasiFuncs {
+		key := "wasi_snapshot_preview1/" + f.name
+		watchedFuncs[key] = watched(f.name, key, f.fn, pure[f.name])
+	}
+	for _, f := range seedfallFuncs {
+		key := "seedfall/" + f.name
+		watchedFuncs[key] = watched(f.name, key, f.fn, false)
+	}
 }
 
 var wasiFuncs = []hostFunc{
@@ -361,7 +403,7 @@ func strsGet(m api.Module, list []string, ptrs, buf uint32) errno.Errno {
 		}
 		mem.WriteUint32Le(uint32(p), uint32(b))
 		mem.WriteString(uint32(b), s)
-		mem.WriteByte(uint32(b)+uint32(len(s)), 0)
+		mem.Write(uint32(b)+uint32(len(s)), []byte{0}) // not WriteByte: tapes record Write (tape.go)
 		p += 4
 		b += uint64(len(s)) + 1
 	}

@@ -1,0 +1,241 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/guest"
+	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
+	"github.com/seedfall/seedfall/engine/sched"
+	"github.com/seedfall/seedfall/engine/wasi"
+)
+
+// Forks (issue 15). A run asked for checkpoints (RunOptions.Checkpoints)
+// records a tape of every program's host calls (wasi.Tape) and, at each
+// checkpoint's moment, copies the memory and globals of every guest, all
+// of them paused then (wasi/pause.go). A fork (RunOptions.From) runs the
+// same world and seed with a schedule that agrees with the run's before
+// the moment: it plays the tapes back through the host instead of running
+// the guests, which rebuilds the world's host state (disks, network,
+// scheduler, faults, trace) as it was, at the cost of the host's own work;
+// at the moment, each guest's copy takes its tape's place and the fork
+// runs on. A fork's trace is the trace of the same run from scratch, to
+// the byte (TestForkIsARunFromScratch).
+
+// Checkpoint is a moment of a run from which forks can start.
+type Checkpoint struct {
+	At time.Duration
+	// Reason says why no fork can start here ("" when one can).
+	Reason string
+
+	p        *Prepared
+	seed     uint64
+	moments  []time.Duration // every checkpoint of the run
+	schedule *faults.Schedule
+	tapes    map[incKey]*wasi.Tape // every incarnation of the run
+	guests   map[string]guestAt    // by program, the live incarnations
+	bytes    int                   // memory held by the copies
+}
+
+// Bytes is the memory the checkpoint's copies of the guests hold.
+func (c *Checkpoint) Bytes() int { return c.bytes }
+
+type incKey struct {
+	node string
+	inc  int
+}
+
+// guestAt is one program at a checkpoint: its incarnation, how far its
+// tape had played, and the copy of its guest (nil: not started yet).
+type guestAt struct {
+	inc  int
+	pos  int
+	snap *pauseoverlay.Snapshot
+}
+
+// forkRun is a run's part in checkpoints and forks.
+type forkRun struct {
+	tapes map[incKey]*wasi.Tape
+	cps   []*Checkpoint
+	from  *Checkpoint // a fork's checkpoint
+	// switched: the fork has reached its checkpoint's moment; every
+	// played program takes its guest's copy the next time it resumes.
+	switched bool
+	copies   uint64 // guests that took their copy
+}
+
+// forkSetup prepares a run for opt's checkpoints or fork, before any
+// event: a checkpoint sees the world as every step before its moment
+// left it, before anything else due then.
+func (r *runner) forkSetup(opt RunOptions) error {
+	if len(opt.Checkpoints) == 0 && opt.From == nil {
+		return nil
+	}
+	f := &forkRun{}
+	r.fork = f
+	if c := opt.From; c != nil {
+		if err := c.agrees(r.p, opt); err != nil {
+			return err
+		}
+		f.from = c
+		// The run's other checkpoints before this one were events too:
+		// one due while a program pays its CPU time makes it wait
+		// rather than move the clock on itself (sched.Proc.Sleep), and
+		// the tapes record which.
+		for _, at := range c.moments {
+			if at < c.At {
+				r.s.At(int64(at), func() {})
+			}
+		}
+		r.s.At(int64(c.At), func() { f.switched = true })
+		return nil
+	}
+	f.tapes = map[incKey]*wasi.Tape{}
+	for _, at := range opt.Checkpoints {
+		c := &Checkpoint{At: at, p: r.p, seed: opt.Seed, schedule: opt.Schedule, tapes: f.tapes, moments: opt.Checkpoints}
+		f.cps = append(f.cps, c)
+		r.s.At(int64(at), func() { r.checkpoint(c) })
+	}
+	return nil
+}
+
+// agrees checks that a fork's run is the checkpointed run until the
+// checkpoint: same world, seed, duration and faults and branches before it.
+func (c *Checkpoint) agrees(p *Prepared, opt RunOptions) error {
+	if c.Reason != "" {
+		return fmt.Errorf("no fork can start at %v: %s", c.At, c.Reason)
+	}
+	if p != c.p || opt.Seed != c.seed {
+		return fmt.Errorf("a fork must run the seed and world of its checkpoint (seed %d)", c.seed)
+	}
+	before := func(s *faults.Schedule) (fs []faults.Fault, bs []faults.Branch, d time.Duration) {
+		if s == nil {
+			return nil, nil, 0
+		}
+		for _, f := range s.Faults {
+			if f.At < c.At {
+				fs = append(fs, f)
+			}
+		}
+		for _, b := range s.Branches {
+			if b.At < c.At {
+				bs = append(bs, b)
+			}
+		}
+		return fs, bs, s.Duration
+	}
+	f1, b1, d1 := before(c.schedule)
+	f2, b2, d2 := before(opt.Schedule)
+	if c.schedule == nil || opt.Schedule == nil || d1 != d2 || !reflect.DeepEqual(f1, f2) || !reflect.DeepEqual(b1, b2) {
+		return fmt.Errorf("a fork at %v must keep its checkpoint's schedule before then (its faults, branches and duration)", c.At)
+	}
+	return nil
+}
+
+// checkpoint copies every live guest, all of them paused or not started.
+func (r *runner) checkpoint(c *Checkpoint) {
+	c.guests = map[string]guestAt{}
+	for _, n := range r.nodes {
+		if n.proc == nil || n.wp == nil || n.proc.State() == sched.Exited || !n.up {
+			continue
+		}
+		if n.proc.State() == sched.Fresh {
+			c.guests[n.prog.Name] = guestAt{inc: n.inc}
+			continue
+		}
+		m, ok := n.wp.Parked()
+		comp := r.p.e.compiledAs(r.ctx, n.running(), false)
+		switch {
+		case !ok:
+			c.Reason = fmt.Sprintf("%s is waiting inside a host call", n.label())
+		case comp.pa == nil:
+			c.Reason = fmt.Sprintf("%s cannot be copied (it has no snapshot support)", n.label())
+		}
+		if c.Reason != "" {
+			c.guests = nil
+			return
+		}
+		snap, err := comp.pa.prog.Take(m)
+		if err != nil {
+			c.Reason, c.guests = err.Error(), nil
+			return
+		}
+		c.bytes += len(snap.Memory)
+		c.guests[n.prog.Name] = guestAt{inc: n.inc, pos: n.wp.Tape.Len(), snap: snap}
+	}
+}
+
+// forkProcess sets up an incarnation's tape: recorded in a run with
+// checkpoints, played back in a fork before its moment.
+func (r *runner) forkProcess(n *node, wp *wasi.Process) {
+	f := r.fork
+	if f == nil {
+		return
+	}
+	key := incKey{n.prog.Name, n.inc}
+	if f.from == nil {
+		wp.Tape = &wasi.Tape{}
+		f.tapes[key] = wp.Tape
+		return
+	}
+	t := f.from.tapes[key]
+	if f.switched || t == nil {
+		return
+	}
+	wp.Play = &wasi.Playback{Tape: t}
+}
+
+// playing reports whether an incarnation starts by playing its tape: a
+// fork's incarnation that started before the moment and has not run yet
+// when the moment came runs its guest from the start instead.
+func (r *runner) playing(wp *wasi.Process) bool {
+	if wp.Play != nil && r.fork.switched {
+		wp.Play = nil
+	}
+	return wp.Play != nil
+}
+
+// switcher is a played incarnation's Playback.Switch: once the fork has
+// reached its moment, it makes the guest's copy, as it was at this point
+// of the tape, in a new instance.
+func (r *runner) switcher(n *node, c *compiled, start func(ctx context.Context, snap *pauseoverlay.Snapshot) (api.Module, error)) func(ctx context.Context) (api.Module, error) {
+	return func(ctx context.Context) (api.Module, error) {
+		f := r.fork
+		if !f.switched {
+			return nil, nil
+		}
+		g, ok := f.from.guests[n.prog.Name]
+		if !ok || g.inc != n.inc || g.snap == nil || g.pos != n.wp.Play.Pos() {
+			return nil, fmt.Errorf("seedfall: fork at %v: %s is not where the checkpoint left it (%+v, tape at %d)", f.from.At, n.label(), g, n.wp.Play.Pos())
+		}
+		if c.pa == nil {
+			return nil, fmt.Errorf("seedfall: fork at %v: %s cannot be restored", f.from.At, n.label())
+		}
+		m, err := start(ctx, g.snap)
+		if err != nil {
+			return nil, err
+		}
+		f.copies++
+		// What the engine keeps of the played guest now reads the copy.
+		if r.pre != nil {
+			if pn := r.pre.nodes[n.prog.Name]; pn != nil && pn.counter != nil {
+				pn.counter, _ = m.ExportedGlobal(guest.CallsGlobal).(api.MutableGlobal)
+			}
+		}
+		return m, nil
+	}
+}
+
+// checkpoints returns the run's checkpoints for its result.
+func (f *forkRun) checkpoints() []*Checkpoint {
+	if f == nil {
+		return nil
+	}
+	return slices.Clone(f.cps)
+}
