@@ -10,8 +10,13 @@
 // randomness from then on, does the run still fail?" A failure that needs
 // a later fault becomes inevitable only once that fault has happened.
 //
-// Every fork re-runs the seed from t=0, so the search runs no fork whose
-// outcome cannot change the answer: it tries the moments from the last
+// A fork starts from the latest checkpoint at or before its moment: the
+// run is run once more with a checkpoint at every moment of the scan
+// (engine.RunOptions.Checkpoints), and each fork plays the past back
+// through the host rather than running it again (engine.RunOptions.From),
+// then runs its guests from the checkpoint on. A fork's trace is the one
+// it would have from t=0 (Options.Scratch runs them so, for comparison).
+// Even so the search runs no fork whose outcome cannot change the answer: it tries the moments from the last
 // back and stops at the first that does not fail (earlier ones cannot
 // move the interval), and it stops a moment's forks at the one that
 // settles its verdict. Options.Exhaustive tries every fork of every
@@ -45,6 +50,9 @@ type Options struct {
 	// Progress, if set, hears how many runs are done, and the most the
 	// search can take (all of them, when Exhaustive).
 	Progress func(done, most int)
+	// Scratch runs every fork from t=0 instead of from a checkpoint:
+	// the same forks, the same answer, for comparison.
+	Scratch bool
 }
 
 // Verdict is what a moment's forks establish.
@@ -114,6 +122,10 @@ type Result struct {
 	// Inevitable the failure's own time, and After 0, when no moment of
 	// the scan was decided.
 	Interrupted bool
+	// Checkpoints are the checkpoints the forks started from (none with
+	// Options.Scratch), and CheckpointBytes the memory their copies of
+	// the guests held.
+	Checkpoints, CheckpointBytes int
 }
 
 // Find explains the failure of seed under sch (nil: the faults the seed
@@ -126,10 +138,67 @@ func Find(ctx context.Context, p *engine.Prepared, seed uint64, sch *faults.Sche
 	if fail.Passed {
 		return nil, fmt.Errorf("seed %d passes (%s): there is no failure to explain", seed, fail.Reason)
 	}
+	opt = opt.withDefaults()
 	base := fail.Schedule // the faults that happened, with the run's branches
-	return explain(ctx, fail, func(ctx context.Context, at time.Duration, key uint64) (*engine.Result, error) {
-		return p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: fork(base, at, key)})
+	var cps []*engine.Checkpoint
+	if !opt.Scratch {
+		// The run once more, under the schedule the forks keep the
+		// past of, with a checkpoint at every moment of the scan.
+		b, err := p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: base, Checkpoints: scan(fail, opt)[1:]})
+		if err != nil {
+			return nil, err
+		}
+		cps = b.Checkpoints
+	}
+	res, err := explain(ctx, fail, func(ctx context.Context, at time.Duration, key uint64) (*engine.Result, error) {
+		var from *engine.Checkpoint
+		for _, c := range cps {
+			if c.At <= at && c.Reason == "" {
+				from = c
+			}
+		}
+		return p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: fork(base, at, key), From: from})
 	}, opt)
+	if res != nil {
+		for _, c := range cps {
+			if c.Reason == "" {
+				res.Checkpoints++
+				res.CheckpointBytes += c.Bytes()
+			}
+		}
+	}
+	return res, err
+}
+
+// scan is the moments the search scans: Moments of them, evenly from 0 to
+// the failure.
+func scan(fail *engine.Result, opt Options) []time.Duration {
+	end := time.Duration(fail.SimNs)
+	ats := make([]time.Duration, opt.Moments)
+	for i := range ats {
+		ats[i] = end * time.Duration(i) / time.Duration(opt.Moments)
+	}
+	return ats
+}
+
+// withDefaults fills in the zero options.
+func (opt Options) withDefaults() Options {
+	if opt.Moments <= 0 {
+		opt.Moments = 16
+	}
+	if opt.Branches <= 0 {
+		opt.Branches = 8
+	}
+	if opt.Threshold <= 0 {
+		opt.Threshold = 0.9
+	}
+	if opt.Refine <= 0 {
+		opt.Refine = 6
+	}
+	if opt.Parallel <= 0 {
+		opt.Parallel = 1
+	}
+	return opt
 }
 
 // runFork runs the fork of the failing run at at with branch key key.
@@ -160,31 +229,14 @@ type search struct {
 // explain searches fail's forks, run by run, for when the failure became
 // inevitable.
 func explain(ctx context.Context, fail *engine.Result, run runFork, opt Options) (*Result, error) {
-	if opt.Moments <= 0 {
-		opt.Moments = 16
-	}
-	if opt.Branches <= 0 {
-		opt.Branches = 8
-	}
-	if opt.Threshold <= 0 {
-		opt.Threshold = 0.9
-	}
-	if opt.Refine <= 0 {
-		opt.Refine = 6
-	}
-	if opt.Parallel <= 0 {
-		opt.Parallel = 1
-	}
+	opt = opt.withDefaults()
 	s := &search{opt: opt, fail: fail, run: run, most: (opt.Moments + opt.Refine) * opt.Branches}
 	// The least count that meets the threshold, in the float arithmetic
 	// the threshold is stated in; more than Branches when none does.
 	for s.need = 0; s.need <= opt.Branches && float64(s.need) < opt.Threshold*float64(opt.Branches); s.need++ {
 	}
 	end := time.Duration(fail.SimNs)
-	ats := make([]time.Duration, opt.Moments)
-	for i := range ats {
-		ats[i] = end * time.Duration(i) / time.Duration(opt.Moments)
-	}
+	ats := scan(fail, opt)
 	res := &Result{Failure: fail}
 	keep := func(m Moment) {
 		if m.Runs > 0 {

@@ -231,3 +231,28 @@ func TestCauseInterrupted(t *testing.T) {
 		t.Logf("after %d runs: %d moments, (%v, %v]", after, len(res.Moments), res.After, res.Inevitable)
 	}
 }
+
+// Forks from checkpoints are the forks from t=0: every moment's forks end
+// as they do from scratch, so the search tries the same moments and finds
+// the same answer.
+func TestCauseFromCheckpointsIsFromScratch(t *testing.T) {
+	for _, c := range []struct {
+		world string
+		nth   int
+	}{
+		{"../../examples/kvlog/seedfall.json", 1},
+		{"../../examples/kvlog/seedfall.json", 3},
+		{"../../examples/bank/seedfall.json", 1},
+	} {
+		p := prepare(t, c.world)
+		seed := failing(t, p, c.nth)
+		opt := Options{Moments: 6, Branches: 3, Refine: 3, Parallel: 2, Exhaustive: true}
+		forked := find(t, p, seed, opt)
+		opt.Scratch = true
+		scratch := find(t, p, seed, opt)
+		sameAnswer(t, c.world, forked, scratch)
+		if !reflect.DeepEqual(forked.Moments, scratch.Moments) {
+			t.Errorf("%s seed %d: the moments' forks ended otherwise:\nfrom checkpoints %+v\nfrom t=0         %+v", c.world, seed, forked.Moments, scratch.Moments)
+		}
+	}
+}

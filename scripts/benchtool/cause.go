@@ -44,21 +44,21 @@ func measure(f func()) cost {
 
 // PrintCauseFigures measures seedfall cause in this process, in runs of
 // the seed it explains: its wall and CPU time over one run's, with every
-// fork of every moment (cause -all, the search before it decided moments
-// early) and as it is now, at parallel forks at once (the command's
-// default is 2). Each round times one run (on one core, as run -parallel
-// 1 runs it; the median of three), then both searches, so that the
-// machine's other load falls on all alike; the table shows the medians
-// over rounds of each round's ratios, and each search's runs and
-// scheduler steps over the failing run's, which do not vary.
+// fork run from t=0 (cause.Options.Scratch) and with forks from
+// checkpoints (as the command runs them), at parallel forks at once (the
+// command's default is 2). Each round times one run (on one core, as run
+// -parallel 1 runs it; the median of three), then both searches, so that
+// the machine's other load falls on all alike; the table shows the
+// medians over rounds of each round's ratios, each search's runs, and the
+// memory its checkpoints held.
 func PrintCauseFigures(rounds, parallel int) {
 	ctx := context.Background()
 	e, err := engine.New(ctx, engine.Options{})
 	check(err)
 	defer e.Close(ctx)
 	fmt.Printf("\ncause in runs of the seed, -parallel %d, median of %d interleaved rounds\n", parallel, rounds)
-	fmt.Printf("%-34s %8s %5s %7s %7s %7s %7s %7s\n", "", "one run", "runs", "steps", "wall", "CPU", "wall", "CPU")
-	fmt.Printf("%-34s %8s %5s %7s %7s %7s %7s %7s\n", "", "", "", "", "", "", "vs -all", "vs -all")
+	fmt.Printf("%-38s %8s %5s %7s %7s %7s %7s %12s\n", "", "one run", "runs", "wall", "CPU", "wall", "CPU", "checkpoints")
+	fmt.Printf("%-38s %8s %5s %7s %7s %7s %7s %12s\n", "", "", "", "", "", "vs t=0", "vs t=0", "")
 	for _, sub := range causeSubjects {
 		w, err := world.Load(filepath.Join(*root, sub.world))
 		check(err)
@@ -85,9 +85,9 @@ func PrintCauseFigures(rounds, parallel int) {
 			one := cost{median(ws), median(cs)}
 			oneWall = append(oneWall, one.wall)
 			var took [2]cost
-			for i, exhaustive := range []bool{true, false} {
+			for i, scratch := range []bool{true, false} {
 				took[i] = measure(func() {
-					found[i], err = cause.Find(ctx, p, sub.seed, nil, cause.Options{Parallel: parallel, Exhaustive: exhaustive})
+					found[i], err = cause.Find(ctx, p, sub.seed, nil, cause.Options{Parallel: parallel, Scratch: scratch})
 					check(err)
 				})
 				wall[i] = append(wall[i], took[i].wall/one.wall)
@@ -95,24 +95,24 @@ func PrintCauseFigures(rounds, parallel int) {
 			}
 			relWall = append(relWall, took[1].wall/took[0].wall)
 			relCPU = append(relCPU, took[1].cpu/took[0].cpu)
-			if found[0].After != found[1].After || found[0].Inevitable != found[1].Inevitable {
-				check(fmt.Errorf("%s seed %d: cause -all finds (%v, %v], cause (%v, %v]", sub.world, sub.seed,
-					found[0].After, found[0].Inevitable, found[1].After, found[1].Inevitable))
+			if found[0].After != found[1].After || found[0].Inevitable != found[1].Inevitable || found[0].Runs != found[1].Runs {
+				check(fmt.Errorf("%s seed %d: from t=0 cause finds (%v, %v] in %d runs, from checkpoints (%v, %v] in %d", sub.world, sub.seed,
+					found[0].After, found[0].Inevitable, found[0].Runs, found[1].After, found[1].Inevitable, found[1].Runs))
 			}
 		}
-		for i, name := range []string{"every fork (-all)", "decided early"} {
+		for i, name := range []string{"forks from t=0", "forks from checkpoints"} {
 			r := found[i]
-			vs := fmt.Sprintf("%7s %7s", "", "")
+			vs := fmt.Sprintf("%7s %7s %12s", "", "", "")
 			if i == 1 {
-				vs = fmt.Sprintf("%7.2f %7.2f", median(relWall), median(relCPU))
+				vs = fmt.Sprintf("%7.2f %7.2f %4d, %3.0f MiB", median(relWall), median(relCPU), r.Checkpoints, float64(r.CheckpointBytes)/(1<<20))
 			}
-			fmt.Printf("%-34s %8s %5d %6.0fx %6.0fx %6.0fx %s\n",
+			fmt.Printf("%-38s %8s %5d %6.1fx %6.1fx %s\n",
 				fmt.Sprintf("%s seed %d, %s", filepath.Base(filepath.Dir(sub.world)), sub.seed, name),
-				time.Duration(median(oneWall)).Round(100*time.Microsecond), r.Runs, float64(r.Steps)/float64(r.Failure.Steps),
-				median(wall[i]), median(cpu[i]), vs)
+				time.Duration(median(oneWall)).Round(100*time.Microsecond), r.Runs, median(wall[i]), median(cpu[i]), vs)
 		}
 	}
-	fmt.Println("one run: the failing run alone, on one core. steps, wall, CPU: the search's, failing run")
-	fmt.Println("included, over that run's. vs -all: over the search with every fork, the same round.")
-	fmt.Println("Both searches find the same interval (checked).")
+	fmt.Println("one run: the failing run alone, on one core. wall, CPU: the search's, failing run included,")
+	fmt.Println("over that run's. vs t=0: over the search whose forks run from t=0, the same round.")
+	fmt.Println("checkpoints: how many, and the memory their copies of the guests held.")
+	fmt.Println("Both searches run the same forks and find the same interval (checked).")
 }
