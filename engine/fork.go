@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"reflect"
 	"slices"
@@ -43,7 +45,8 @@ type Checkpoint struct {
 	bytes    int                   // memory held by the copies
 }
 
-// Bytes is the memory the checkpoint's copies of the guests hold.
+// Bytes is the memory the checkpoint's copies of the guests added to the
+// run's earlier checkpoints' (pages that did not change are shared).
 func (c *Checkpoint) Bytes() int { return c.bytes }
 
 type incKey struct {
@@ -56,14 +59,88 @@ type incKey struct {
 type guestAt struct {
 	inc  int
 	pos  int
-	snap *pauseoverlay.Snapshot
+	snap *pagedGuest
+}
+
+// pagedGuest is a copy of a guest's memory and globals in 64 KiB pages: a
+// page that reads zero is nil, and one unchanged since the node's previous
+// checkpoint is that checkpoint's, shared. Between two checkpoints a
+// guest changes a fifth of its pages or less (kvlog: 25 of 114 MiB over
+// 15 checkpoints).
+type pagedGuest struct {
+	size    int
+	pages   [][]byte
+	globals []uint64
+}
+
+const pageSize = 65536
+
+// maxCheckpointBytes bounds the memory a run's checkpoints hold; later
+// checkpoints are not taken (their Reason says so).
+const maxCheckpointBytes = 1 << 30
+
+// pages copies the memory and globals of m, paused, sharing what has not
+// changed since prev (nil for none); it returns the bytes it copied.
+func pages(m api.Module, globals []string, prev *pagedGuest) (*pagedGuest, int, error) {
+	mem := m.Memory()
+	buf, ok := mem.Read(0, mem.Size())
+	if !ok {
+		return nil, 0, fmt.Errorf("cannot read the memory")
+	}
+	g := &pagedGuest{size: len(buf), pages: make([][]byte, (len(buf)+pageSize-1)/pageSize), globals: make([]uint64, len(globals))}
+	for i, name := range globals {
+		gl := m.ExportedGlobal(name)
+		if gl == nil {
+			return nil, 0, fmt.Errorf("the instance does not export global %s", name)
+		}
+		g.globals[i] = gl.Get()
+	}
+	copied := 0
+	for i := range g.pages {
+		pg := buf[i*pageSize : min(len(buf), (i+1)*pageSize)]
+		switch {
+		case allZero(pg):
+		case prev != nil && i < len(prev.pages) && prev.pages[i] != nil && bytes.Equal(prev.pages[i], pg):
+			g.pages[i] = prev.pages[i]
+		default:
+			g.pages[i] = bytes.Clone(pg)
+			copied += len(pg)
+		}
+	}
+	return g, copied, nil
+}
+
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b) != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// snapshot assembles the copy into a whole memory, for a restore.
+func (g *pagedGuest) snapshot() *pauseoverlay.Snapshot {
+	mem := make([]byte, g.size)
+	for i, pg := range g.pages {
+		copy(mem[i*pageSize:], pg)
+	}
+	return &pauseoverlay.Snapshot{Memory: mem, Globals: g.globals}
 }
 
 // forkRun is a run's part in checkpoints and forks.
 type forkRun struct {
 	tapes map[incKey]*wasi.Tape
 	cps   []*Checkpoint
-	from  *Checkpoint // a fork's checkpoint
+	last  map[string]*pagedGuest // each program's copy at the last checkpoint
+	bytes int                    // what the checkpoints hold
+	from  *Checkpoint            // a fork's checkpoint
 	// switched: the fork has reached its checkpoint's moment; every
 	// played program takes its guest's copy the next time it resumes.
 	switched bool
@@ -140,6 +217,20 @@ func (c *Checkpoint) agrees(p *Prepared, opt RunOptions) error {
 
 // checkpoint copies every live guest, all of them paused or not started.
 func (r *runner) checkpoint(c *Checkpoint) {
+	f := r.fork
+	if f.bytes > maxCheckpointBytes {
+		c.Reason = fmt.Sprintf("the run's checkpoints hold %d MiB already, the most seedfall keeps", f.bytes>>20)
+		return
+	}
+	if f.last == nil {
+		f.last = map[string]*pagedGuest{}
+	}
+	for k, t := range f.tapes {
+		if t.Maps() {
+			c.Reason = fmt.Sprintf("%s#%d mapped a file (mmap), which a fork cannot play back", k.node, k.inc)
+			return
+		}
+	}
 	c.guests = map[string]guestAt{}
 	for _, n := range r.nodes {
 		if n.proc == nil || n.wp == nil || n.proc.State() == sched.Exited || !n.up {
@@ -161,12 +252,14 @@ func (r *runner) checkpoint(c *Checkpoint) {
 			c.guests = nil
 			return
 		}
-		snap, err := comp.pa.prog.Take(m)
+		snap, copied, err := pages(m, comp.pa.prog.Globals, f.last[n.prog.Name])
 		if err != nil {
-			c.Reason, c.guests = err.Error(), nil
+			c.Reason, c.guests = fmt.Sprintf("%s: %v", n.label(), err), nil
 			return
 		}
-		c.bytes += len(snap.Memory)
+		f.last[n.prog.Name] = snap
+		c.bytes += copied
+		f.bytes += copied
 		c.guests[n.prog.Name] = guestAt{inc: n.inc, pos: n.wp.Tape.Len(), snap: snap}
 	}
 }
@@ -217,7 +310,7 @@ func (r *runner) switcher(n *node, c *compiled, start func(ctx context.Context, 
 		if c.pa == nil {
 			return nil, fmt.Errorf("seedfall: fork at %v: %s cannot be restored", f.from.At, n.label())
 		}
-		m, err := start(ctx, g.snap)
+		m, err := start(ctx, g.snap.snapshot())
 		if err != nil {
 			return nil, err
 		}

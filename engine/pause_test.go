@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,5 +160,26 @@ func TestForkIsARunFromScratch(t *testing.T) {
 				t.Fatal("no checkpoint could be forked")
 			}
 		})
+	}
+}
+
+// A guest that maps a file lets the host read its memory outside host
+// calls, which no tape records: no fork starts after it mapped, and
+// asking for one says why.
+func TestNoForkAfterAMapping(t *testing.T) {
+	p := prepare(t, `{"nodes": [], "workload": {"name": "m", "pkg": "./mmapops"}}`)
+	first := run(t, p, 1, nil)
+	at := time.Duration(first.SimNs) / 2
+	base, err := p.Run(context.Background(), RunOptions{Seed: 1, Schedule: first.Schedule, Checkpoints: []time.Duration{at}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := base.Checkpoints[0]
+	if !strings.Contains(c.Reason, "mapped a file (mmap)") {
+		t.Fatalf("the checkpoint at %v after an mmap: reason %q", at, c.Reason)
+	}
+	_, err = p.Run(context.Background(), RunOptions{Seed: 1, Schedule: forkAt(first.Schedule, at, 1), From: c})
+	if err == nil || !strings.Contains(err.Error(), "no fork can start at") {
+		t.Fatalf("a fork from it: %v", err)
 	}
 }

@@ -31,6 +31,19 @@ type Tape struct {
 // Len is the number of items on the tape.
 func (t *Tape) Len() int { return len(t.items) }
 
+// Maps reports whether the guest mapped a file. A mapping lets the host
+// read the guest's memory outside its host calls (msync, munmap, exit and
+// crash read the pages the guest stored to), which no tape records: a
+// tape of a guest that maps cannot be played back.
+func (t *Tape) Maps() bool {
+	for i := range t.items {
+		if it := &t.items[i]; it.op == tapeCall && it.name == "seedfall/mmap" {
+			return true
+		}
+	}
+	return false
+}
+
 type tapeOp uint8
 
 const (
