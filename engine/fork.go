@@ -13,7 +13,6 @@ import (
 
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/guest"
-	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
 	"github.com/seedfall/seedfall/engine/sched"
 	"github.com/seedfall/seedfall/engine/wasi"
 )
@@ -125,13 +124,16 @@ func allZero(b []byte) bool {
 	return true
 }
 
-// snapshot assembles the copy into a whole memory, for a restore.
-func (g *pagedGuest) snapshot() *pauseoverlay.Snapshot {
-	mem := make([]byte, g.size)
+// fill writes the copy's memory into mem, which may hold anything.
+func (g *pagedGuest) fill(mem []byte) {
 	for i, pg := range g.pages {
-		copy(mem[i*pageSize:], pg)
+		at := mem[i*pageSize : min(len(mem), (i+1)*pageSize)]
+		if pg == nil {
+			clear(at)
+		} else {
+			copy(at, pg)
+		}
 	}
-	return &pauseoverlay.Snapshot{Memory: mem, Globals: g.globals}
 }
 
 // forkRun is a run's part in checkpoints and forks.
@@ -297,7 +299,7 @@ func (r *runner) playing(wp *wasi.Process) bool {
 // switcher is a played incarnation's Playback.Switch: once the fork has
 // reached its moment, it makes the guest's copy, as it was at this point
 // of the tape, in a new instance.
-func (r *runner) switcher(n *node, c *compiled, start func(ctx context.Context, snap *pauseoverlay.Snapshot) (api.Module, error)) func(ctx context.Context) (api.Module, error) {
+func (r *runner) switcher(n *node, c *compiled, start func(ctx context.Context, g *pagedGuest) (api.Module, error)) func(ctx context.Context) (api.Module, error) {
 	return func(ctx context.Context) (api.Module, error) {
 		f := r.fork
 		if !f.switched {
@@ -310,7 +312,7 @@ func (r *runner) switcher(n *node, c *compiled, start func(ctx context.Context, 
 		if c.pa == nil {
 			return nil, fmt.Errorf("seedfall: fork at %v: %s cannot be restored", f.from.At, n.label())
 		}
-		m, err := start(ctx, g.snap.snapshot())
+		m, err := start(ctx, g.snap)
 		if err != nil {
 			return nil, err
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/guest/netoverlay"
-	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
 	"github.com/seedfall/seedfall/engine/netsim"
 	"github.com/seedfall/seedfall/engine/rng"
 	"github.com/seedfall/seedfall/engine/sched"
@@ -623,8 +622,8 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 				r.event(n, refusedText(g))
 			}
 		}
-		wp.Play.Switch = r.switcher(n, c, func(ctx context.Context, snap *pauseoverlay.Snapshot) (api.Module, error) {
-			return c.pa.prog.Restore(experimental.WithMemoryAllocator(ctx, g.allocator(prog.mem)), c.rt, snap, cfg)
+		wp.Play.Switch = r.switcher(n, c, func(ctx context.Context, copy *pagedGuest) (api.Module, error) {
+			return c.pa.prog.RestoreFrom(experimental.WithMemoryAllocator(ctx, g.allocator(prog.mem)), c.rt, cfg, uint32(copy.size), copy.fill, copy.globals)
 		})
 		err = wp.PlayStart(ctx)
 	case c.pa != nil:

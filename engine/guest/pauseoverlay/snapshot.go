@@ -108,6 +108,38 @@ func (p *Program) Restore(ctx context.Context, r wazero.Runtime, s *Snapshot, cf
 	return m, nil
 }
 
+// RestoreFrom is Restore for a paused guest held in another form than a
+// Snapshot: fill writes the whole memory, of size bytes (whole 64 KiB
+// pages), which may hold anything before; globals are in p.Globals order.
+func (p *Program) RestoreFrom(ctx context.Context, r wazero.Runtime, cfg wazero.ModuleConfig, size uint32, fill func(mem []byte), globals []uint64) (api.Module, error) {
+	m, err := r.InstantiateModule(ctx, p.Bare, cfg.WithStartFunctions())
+	if err != nil {
+		return nil, err
+	}
+	mem := m.Memory()
+	if len(globals) != len(p.Globals) || size%65536 != 0 || mem == nil {
+		m.Close(ctx)
+		return nil, fmt.Errorf("pause: a copy of %d globals and %d bytes is not one of this program's (%d globals, whole 64 KiB pages)", len(globals), size, len(p.Globals))
+	}
+	if have := mem.Size(); have < size {
+		if _, ok := mem.Grow((size - have) / 65536); !ok {
+			m.Close(ctx)
+			return nil, fmt.Errorf("pause: cannot grow the memory from %d to %d bytes", have, size)
+		}
+	}
+	buf, ok := mem.Read(0, size)
+	if !ok {
+		m.Close(ctx)
+		return nil, errors.New("pause: cannot write the memory")
+	}
+	fill(buf)
+	if err := p.setGlobals(m, &Snapshot{Globals: globals}); err != nil {
+		m.Close(ctx)
+		return nil, err
+	}
+	return m, nil
+}
+
 // Reset puts m, a live instance of p (paused, or stopped by an error from a
 // host function; not closed), back to s in place: a restart that costs no
 // new instance. Resume runs it on. A memory larger than s's keeps its size,
