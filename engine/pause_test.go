@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +183,47 @@ func TestNoForkAfterAMapping(t *testing.T) {
 	_, err = p.Run(context.Background(), RunOptions{Seed: 1, Schedule: forkAt(first.Schedule, at, 1), From: c})
 	if err == nil || !strings.Contains(err.Error(), "no fork can start at") {
 		t.Fatalf("a fork from it: %v", err)
+	}
+}
+
+// Every bundled world, the real software's too, forks as it runs from
+// scratch: seed 1 at three moments. Slow (it builds every example), so it
+// runs under SEEDFALL_SLOW=1 (.ci/run runs it).
+func TestEveryExampleForks(t *testing.T) {
+	if os.Getenv("SEEDFALL_SLOW") != "1" {
+		t.Skip("slow: set SEEDFALL_SLOW=1")
+	}
+	files, _ := filepath.Glob("../examples/*/seedfall*.json")
+	real, _ := filepath.Glob("../examples/real/*/seedfall*.json")
+	for _, file := range append(files, real...) {
+		t.Run(strings.TrimPrefix(file, "../examples/"), func(t *testing.T) {
+			p := prepareFile(t, file)
+			first := run(t, p, 1, nil)
+			end := time.Duration(first.SimNs)
+			moments := []time.Duration{end / 4, end / 2, end * 3 / 4}
+			base, err := p.Run(context.Background(), RunOptions{Seed: 1, Schedule: first.Schedule, Checkpoints: moments})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if base.Digest != first.Digest {
+				t.Fatalf("taking checkpoints changed the run")
+			}
+			for i, c := range base.Checkpoints {
+				if c.Reason != "" {
+					t.Logf("no fork at %v: %s", c.At, c.Reason)
+					continue
+				}
+				fs := forkAt(first.Schedule, c.At, uint64(i+1))
+				scratch := run(t, p, 1, fs)
+				fork, err := p.Run(context.Background(), RunOptions{Seed: 1, Schedule: fs, From: c})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if fork.Digest != scratch.Digest {
+					t.Fatalf("the fork at %v is not the run from scratch:\n%s\n--- from scratch:\n%s", c.At,
+						trace.Render(fork.Lines, ""), trace.Render(scratch.Lines, ""))
+				}
+			}
+		})
 	}
 }
