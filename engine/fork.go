@@ -193,25 +193,12 @@ func (c *Checkpoint) agrees(p *Prepared, opt RunOptions) error {
 	if p != c.p || opt.Seed != c.seed {
 		return fmt.Errorf("a fork must run the seed and world of its checkpoint (seed %d)", c.seed)
 	}
-	before := func(s *faults.Schedule) (fs []faults.Fault, bs []faults.Branch, d time.Duration) {
-		if s == nil {
-			return nil, nil, 0
-		}
-		for _, f := range s.Faults {
-			if f.At < c.At {
-				fs = append(fs, f)
-			}
-		}
-		for _, b := range s.Branches {
-			if b.At < c.At {
-				bs = append(bs, b)
-			}
-		}
-		return fs, bs, s.Duration
+	if c.schedule == nil || opt.Schedule == nil {
+		return fmt.Errorf("a fork at %v must keep its checkpoint's schedule before then (its faults, branches and duration)", c.At)
 	}
-	f1, b1, d1 := before(c.schedule)
-	f2, b2, d2 := before(opt.Schedule)
-	if c.schedule == nil || opt.Schedule == nil || d1 != d2 || !reflect.DeepEqual(f1, f2) || !reflect.DeepEqual(b1, b2) {
+	a, b := c.schedule.Before(c.At), opt.Schedule.Before(c.At)
+	a.Seed, b.Seed = 0, 0 // the run's seed is checked above
+	if !reflect.DeepEqual(a, b) {
 		return fmt.Errorf("a fork at %v must keep its checkpoint's schedule before then (its faults, branches and duration)", c.At)
 	}
 	return nil

@@ -157,7 +157,7 @@ func Find(ctx context.Context, p *engine.Prepared, seed uint64, sch *faults.Sche
 				from = c
 			}
 		}
-		return p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: fork(base, at, key), From: from})
+		return p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: base.ForkAt(at, key), From: from})
 	}, opt)
 	if res != nil {
 		for _, c := range cps {
@@ -439,22 +439,4 @@ func (s *search) count(at time.Duration, outs []outcome, n int) Moment {
 		m.Verdict = Passes
 	}
 	return m
-}
-
-// fork is the schedule of a fork at at: the faults that happened before it,
-// the run's own branches before it, and a branch of every stream at it.
-func fork(base *faults.Schedule, at time.Duration, key uint64) *faults.Schedule {
-	s := &faults.Schedule{Seed: base.Seed, Duration: base.Duration}
-	for _, f := range base.Faults {
-		if f.At < at {
-			s.Faults = append(s.Faults, f)
-		}
-	}
-	for _, b := range base.Branches {
-		if b.At < at {
-			s.Branches = append(s.Branches, b)
-		}
-	}
-	s.Branches = append(s.Branches, faults.Branch{At: at, Key: key})
-	return s
 }

@@ -200,6 +200,32 @@ type Schedule struct {
 	Branches []Branch
 }
 
+// Before is what of s comes before at: its seed and duration, and its
+// faults and branches before at.
+func (s *Schedule) Before(at time.Duration) *Schedule {
+	b := &Schedule{Seed: s.Seed, Duration: s.Duration}
+	for _, f := range s.Faults {
+		if f.At < at {
+			b.Faults = append(b.Faults, f)
+		}
+	}
+	for _, br := range s.Branches {
+		if br.At < at {
+			b.Branches = append(b.Branches, br)
+		}
+	}
+	return b
+}
+
+// ForkAt is the schedule of a fork of s at at: what of s comes before at,
+// and a branch of every stream at at, re-keyed with key. The fork keeps
+// the past and draws another future.
+func (s *Schedule) ForkAt(at time.Duration, key uint64) *Schedule {
+	f := s.Before(at)
+	f.Branches = append(f.Branches, Branch{At: at, Key: key})
+	return f
+}
+
 // Branch re-keys the seed's random streams at the first scheduler step at
 // or after At: every stream, or only Stream (sched, net, disk, io, udp,
 // disklatency, mutant, random, cpu).

@@ -123,20 +123,7 @@ func HostPauses(wasm []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := append([]byte(nil), wasmHeader...)
-	for _, s := range secs {
-		switch s.id {
-		case sectionGlobal:
-			out = appendSection(out, s.id, newGlob)
-		case sectionExport:
-			out = appendSection(out, s.id, newExp)
-		case sectionCode:
-			out = appendSection(out, s.id, newCode)
-		default:
-			out = append(out, s.raw...)
-		}
-	}
-	return out, nil
+	return withSections(secs, map[byte][]byte{sectionGlobal: newGlob, sectionExport: newExp, sectionCode: newCode}), nil
 }
 
 // HasHostPauses reports whether a module was made by HostPauses.
@@ -247,25 +234,12 @@ func skipLocals(f []byte) (int, error) {
 //	  i32.const 1; return
 //	end
 func pauseWrapper(out, f []byte, nimp, fn uint32, table map[uint32]uint32, g hpGlobals) ([]byte, error) {
-	pos, err := skipLocals(f)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, f[:pos]...)
 	var check []byte
 	prevIf := false
-	for pos < len(f) {
-		start := pos
-		op := f[pos]
-		pos++
-		k, err := immediates(op, f[pos:])
-		if err != nil {
-			return nil, fmt.Errorf("opcode %#x at %d: %w", op, start, err)
-		}
-		pos += k
-		out = append(out, f[start:pos]...)
+	return rewriteBody(out, f, func(out []byte, op byte, ins []byte) ([]byte, error) {
+		out = append(out, ins...)
 		if op == 0x10 && !prevIf {
-			if callee, _, err := readU32(f[start+1:]); err == nil && callee < nimp {
+			if callee, _, err := readU32(ins[1:]); err == nil && callee < nimp {
 				if check == nil {
 					t, ok := table[fn]
 					if !ok {
@@ -276,7 +250,31 @@ func pauseWrapper(out, f []byte, nimp, fn uint32, table map[uint32]uint32, g hpG
 				out = append(out, check...)
 			}
 		}
-		prevIf = op == 0x04 && k == 1 && f[start+1] == 0x40
+		prevIf = op == 0x04 && len(ins) == 2 && ins[1] == 0x40
+		return out, nil
+	})
+}
+
+// rewriteBody copies a function body f to out: its locals as they are, and
+// each instruction (op, and ins its bytes) as emit appends it.
+func rewriteBody(out, f []byte, emit func(out []byte, op byte, ins []byte) ([]byte, error)) ([]byte, error) {
+	pos, err := skipLocals(f)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, f[:pos]...)
+	for pos < len(f) {
+		start := pos
+		op := f[pos]
+		pos++
+		k, err := immediates(op, f[pos:])
+		if err != nil {
+			return nil, fmt.Errorf("opcode %#x at %d: %w", op, start, err)
+		}
+		pos += k
+		if out, err = emit(out, op, f[start:pos]); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -302,47 +300,38 @@ func pauseCheck(tableIndex uint32) []byte {
 // each dispatch, for the next one if the loop goes on; the drop becomes
 // "close the window if the frame unwound".
 func windowLoop(out, f []byte, g hpGlobals) ([]byte, error) {
-	pos, err := skipLocals(f)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, f[:pos]...)
 	step := windowStep(g)
 	loops, calls := 0, 0
-	for pos < len(f) {
-		start := pos
-		op := f[pos]
-		pos++
-		k, err := immediates(op, f[pos:])
-		if err != nil {
-			return nil, fmt.Errorf("opcode %#x at %d: %w", op, start, err)
+	dropNext := false
+	out, err := rewriteBody(out, f, func(out []byte, op byte, ins []byte) ([]byte, error) {
+		if dropNext {
+			if op != 0x1a {
+				return nil, fmt.Errorf("%w: wasm_pc_f_loop's call_indirect is not followed by drop", errUnsupported)
+			}
+			dropNext = false
+			// The drop becomes: if (unwound) { window closed }
+			out = append(out, 0x04, 0x40, opI32Const, 0x00, 0x24)
+			out = appendU32(out, g.lo)
+			out = append(out, opEnd)
+			// and if (!PAUSE) { step }
+			out = append(out, 0x23, goPause, 0x45, 0x04, 0x40)
+			out = append(out, step...)
+			return append(out, opEnd), nil
 		}
-		pos += k
 		switch op {
 		case 0x03: // loop
 			loops++
 			out = append(out, step...)
-			out = append(out, f[start:pos]...)
 		case 0x11: // call_indirect, then drop
 			calls++
-			if pos >= len(f) || f[pos] != 0x1a {
-				return nil, fmt.Errorf("%w: wasm_pc_f_loop's call_indirect is not followed by drop", errUnsupported)
-			}
-			pos++
-			out = append(out, f[start:pos-1]...)
-			// if (unwound) { window closed }
-			out = append(out, 0x04, 0x40, opI32Const, 0x00, 0x24)
-			out = appendU32(out, g.lo)
-			out = append(out, opEnd)
-			// if (!PAUSE) { step }
-			out = append(out, 0x23, goPause, 0x45, 0x04, 0x40)
-			out = append(out, step...)
-			out = append(out, opEnd)
-		default:
-			out = append(out, f[start:pos]...)
+			dropNext = true
 		}
+		return append(out, ins...), nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	if loops != 1 || calls != 1 {
+	if loops != 1 || calls != 1 || dropNext {
 		return nil, fmt.Errorf("%w: wasm_pc_f_loop has %d loops and %d indirect calls, want 1 and 1", errUnsupported, loops, calls)
 	}
 	return out, nil

@@ -84,20 +84,7 @@ func addCounter(wasm []byte, name string, init int32, entries, loops bool) ([]by
 		return nil, err
 	}
 
-	out := append([]byte(nil), wasmHeader...)
-	for _, s := range secs {
-		switch s.id {
-		case sectionGlobal:
-			out = appendSection(out, s.id, newGlob)
-		case sectionExport:
-			out = appendSection(out, s.id, newExp)
-		case sectionCode:
-			out = appendSection(out, s.id, newCode)
-		default:
-			out = append(out, s.raw...)
-		}
-	}
-	return out, nil
+	return withSections(secs, map[byte][]byte{sectionGlobal: newGlob, sectionExport: newExp, sectionCode: newCode}), nil
 }
 
 // check is the code inserted at the top of every loop body:

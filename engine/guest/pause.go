@@ -128,15 +128,7 @@ func ExportPause(wasm []byte) ([]byte, error) {
 	newExp := appendU32(nil, nexp+uint32(added))
 	newExp = append(newExp, body...)
 
-	out := append([]byte(nil), wasmHeader...)
-	for _, s := range secs {
-		if s.id == sectionExport {
-			out = appendSection(out, s.id, newExp)
-			continue
-		}
-		out = append(out, s.raw...)
-	}
-	return out, nil
+	return withSections(secs, map[byte][]byte{sectionExport: newExp}), nil
 }
 
 // Pausable reports whether a module has the exports of ExportPause.

@@ -33,6 +33,20 @@ type section struct {
 	payload []byte
 }
 
+// withSections reassembles a module from its sections, with the payloads
+// of the sections in repl, by id, replaced.
+func withSections(secs []section, repl map[byte][]byte) []byte {
+	out := append([]byte(nil), wasmHeader...)
+	for _, s := range secs {
+		if p, ok := repl[s.id]; ok && s.id != sectionCustom {
+			out = appendSection(out, s.id, p)
+			continue
+		}
+		out = append(out, s.raw...)
+	}
+	return out
+}
+
 // sectionOf is the section of secs with the given id (not a custom one,
 // which may repeat), or nil.
 func sectionOf(secs []section, id byte) *section {
