@@ -214,12 +214,6 @@ func (r *runner) checkpoint(c *Checkpoint) {
 	if f.last == nil {
 		f.last = map[string]*pagedGuest{}
 	}
-	for k, t := range f.tapes {
-		if t.Maps() {
-			c.Reason = fmt.Sprintf("%s#%d mapped a file (mmap), which a fork cannot play back", k.node, k.inc)
-			return
-		}
-	}
 	c.guests = map[string]guestAt{}
 	for _, n := range r.nodes {
 		if n.proc == nil || n.wp == nil || n.proc.State() == sched.Exited || !n.up {

@@ -35,6 +35,23 @@ type Mapping struct {
 	mem      func() []byte
 	writable bool
 	gone     bool
+
+	// Scan, if set, stands between the disk and every comparison of the
+	// mapped memory with the cache: it gets the comparison to run (which
+	// reads the memory) and returns the dirty pages the disk goes on with.
+	// A recorder of the guest (wasi.Tape) runs it and keeps the result; a
+	// playback returns the kept result without reading any memory. The
+	// pages are what the guest stored, the one thing the disk learns from
+	// the memory.
+	Scan func(compare func() []Dirty) []Dirty
+}
+
+// Dirty is a page of a mapping whose mapped bytes differ from the cache:
+// its file offset and its content (the cache's bytes with the mapped ones
+// over them, up to the file's size).
+type Dirty struct {
+	Off  int64
+	Data []byte
 }
 
 // MappedPage is a dirty page of a writable mapping: a page whose mapped
@@ -216,25 +233,40 @@ func (d *Disk) scan(m *Mapping, from, to int64, fn func(off int64, data []byte))
 	if from >= to {
 		return nil
 	}
-	mem := m.mem()
+	compare := func() []Dirty {
+		mem := m.mem()
+		var dirty []Dirty
+		var cache [pageSize]byte
+		for pg := from / pageSize * pageSize; pg < to; pg += pageSize {
+			end := min(pg+pageSize, n.data.size)
+			lo, hi := max(pg, m.off), min(end, m.off+m.length)
+			c := cache[:end-pg]
+			n.data.readAt(c, pg)
+			if bytes.Equal(mem[lo-m.off:hi-m.off], c[lo-pg:hi-pg]) {
+				continue
+			}
+			data := make([]byte, end-pg)
+			copy(data, c)
+			copy(data[lo-pg:], mem[lo-m.off:hi-m.off])
+			dirty = append(dirty, Dirty{pg, data})
+		}
+		return dirty
+	}
+	var dirty []Dirty
+	if m.Scan != nil {
+		dirty = m.Scan(compare)
+	} else {
+		dirty = compare()
+	}
+	// Each page is taken in (fn) after all are compared: fn writes the
+	// cache of its own page only.
 	var out []MappedPage
-	var cache [pageSize]byte
-	for pg := from / pageSize * pageSize; pg < to; pg += pageSize {
-		end := min(pg+pageSize, n.data.size)
-		lo, hi := max(pg, m.off), min(end, m.off+m.length)
-		c := cache[:end-pg]
-		n.data.readAt(c, pg)
-		if bytes.Equal(mem[lo-m.off:hi-m.off], c[lo-pg:hi-pg]) {
-			continue
-		}
-		data := make([]byte, end-pg)
-		copy(data, c)
-		copy(data[lo-pg:], mem[lo-m.off:hi-m.off])
+	for _, p := range dirty {
 		if fn != nil {
-			fn(pg, data)
+			fn(p.Off, p.Data)
 			continue
 		}
-		out = append(out, MappedPage{Ino: n.ino, Path: d.pathOf(n), Off: pg, Data: data, n: n})
+		out = append(out, MappedPage{Ino: n.ino, Path: d.pathOf(n), Off: p.Off, Data: p.Data, n: n})
 	}
 	return out
 }

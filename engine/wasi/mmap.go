@@ -79,10 +79,7 @@ func mmap(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	if !e.read || (shared && prot&protWrite != 0 && !fdWrite) {
 		return errno.EACCES
 	}
-	mem := func() []byte {
-		b, _ := m.Memory().Read(addr, length)
-		return b
-	}
+	mem := p.mappedMemory(addr, length)
 	// A mapping over memory that is mapped already replaces it, as
 	// MAP_FIXED does.
 	p.unmapRange(addr, length, true)
@@ -90,6 +87,7 @@ func mmap(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 	if en != 0 {
 		return en
 	}
+	dm.Scan = p.scanMapping
 	pm := &procMap{addr: addr, length: length, prot: prot, fdWrite: fdWrite}
 	if shared {
 		pm.m = dm

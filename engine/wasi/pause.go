@@ -113,8 +113,8 @@ func (p *Process) Run(ctx context.Context, m api.Module, err error) (api.Module,
 		p.parked = nil
 		if killed {
 			p.killed = true
+			p.detachMappings() // played back too: it takes in the guest's stores
 			if m != nil {
-				p.detachMappings()
 				p.close(ctx, m, ExitKilled)
 			}
 			return m, sys.NewExitError(ExitKilled)
@@ -155,7 +155,7 @@ func (p *Process) Run(ctx context.Context, m api.Module, err error) (api.Module,
 // rebind points the handles the process keeps into its instance at m, a
 // copy of the instance the guest paused in.
 func (p *Process) rebind(m api.Module) {
-	p.pz = nil
+	p.pz, p.inst = nil, m
 	if !p.canPause(m) {
 		panic("seedfall: a guest was relocated into an instance that cannot pause")
 	}

@@ -11,6 +11,8 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/seedfall/seedfall/engine/disk"
 )
 
 // A Tape is what a guest did, as its host saw it: every host call it made,
@@ -31,19 +33,6 @@ type Tape struct {
 // Len is the number of items on the tape.
 func (t *Tape) Len() int { return len(t.items) }
 
-// Maps reports whether the guest mapped a file. A mapping lets the host
-// read the guest's memory outside its host calls (msync, munmap, exit and
-// crash read the pages the guest stored to), which no tape records: a
-// tape of a guest that maps cannot be played back.
-func (t *Tape) Maps() bool {
-	for i := range t.items {
-		if it := &t.items[i]; it.op == tapeCall && it.name == "seedfall/mmap" {
-			return true
-		}
-	}
-	return false
-}
-
 type tapeOp uint8
 
 const (
@@ -57,9 +46,10 @@ const (
 	tapeRefused                 // memory_limit refused a grow: params had, asked
 	tapeEnd                     // the guest ended between host calls: err (a trap)
 	tapeFinal                   // a global read once the guest ended: val
+	tapeScan                    // a mapping compared with the cache: the dirty pages (params offsets and lengths, data their bytes)
 )
 
-var tapeOps = [...]string{"call", "read", "write", "size", "global", "lookup", "globals", "refused", "end", "final"}
+var tapeOps = [...]string{"call", "read", "write", "size", "global", "lookup", "globals", "refused", "end", "final", "scan"}
 
 type tapeItem struct {
 	op     tapeOp
@@ -301,6 +291,53 @@ func (p *Process) Final(g api.Global) uint64 {
 		p.Tape.items = append(p.Tape.items, tapeItem{op: tapeFinal, val: v})
 	}
 	return v
+}
+
+// mappedMemory is the memory of a mapping at addr: the guest's, read
+// through its current instance each time (it may grow, move, or be
+// replaced by a fork's copy), or, while a tape is played in the guest's
+// place, a buffer of the mapping's own that takes what the disk copies in
+// (the guest's stores come from the tape: scanMapping).
+func (p *Process) mappedMemory(addr, length uint32) func() []byte {
+	var shadow []byte
+	return func() []byte {
+		if p.Play != nil {
+			if shadow == nil {
+				shadow = make([]byte, length)
+			}
+			return shadow
+		}
+		b, _ := p.inst.Memory().Read(addr, length)
+		return b
+	}
+}
+
+// scanMapping is every mapping's disk.Mapping.Scan: what the disk learns
+// of the guest's stores goes on the tape, and a tape played back gives it.
+// It happens in host calls and outside them (a crash, a kill), in the same
+// order whenever the run is the same.
+func (p *Process) scanMapping(compare func() []disk.Dirty) []disk.Dirty {
+	if pb := p.Play; pb != nil {
+		it := pb.next(tapeScan, "")
+		var out []disk.Dirty
+		at := 0
+		for i := 0; i+1 < len(it.params); i += 2 {
+			n := int(it.params[i+1])
+			out = append(out, disk.Dirty{Off: int64(it.params[i]), Data: bytes.Clone(it.data[at : at+n])})
+			at += n
+		}
+		return out
+	}
+	dirty := compare()
+	if p.Tape != nil {
+		it := tapeItem{op: tapeScan}
+		for _, d := range dirty {
+			it.params = append(it.params, uint64(d.Off), uint64(len(d.Data)))
+			it.data = append(it.data, d.Data...)
+		}
+		p.Tape.items = append(p.Tape.items, it)
+	}
+	return dirty
 }
 
 // ---- playback ----

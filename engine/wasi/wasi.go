@@ -119,6 +119,7 @@ type Process struct {
 	pz      *pauser    // what pausing needs, once looked for
 	waiting *waiting   // what the paused guest waits for
 	parked  api.Module // the guest's instance while it waits in Run
+	inst    api.Module // the guest's instance, as the last host call saw it (mappings read through it)
 	again   *reissue   // what the call that paused decided
 
 	fds      []*fdEntry
@@ -195,6 +196,9 @@ func Instantiate(ctx context.Context, r wazero.Runtime) error {
 func watched(name, key string, f api.GoModuleFunc, pure bool) api.GoModuleFunc {
 	return func(ctx context.Context, m api.Module, s []uint64) {
 		if p, ok := ctx.Value(procKey).(*Process); ok {
+			if p.Play == nil {
+				p.inst = m
+			}
 			if p.Tape != nil && p.Play == nil {
 				p.Tape.items = append(p.Tape.items, tapeItem{op: tapeCall, name: key, params: slices.Clone(s)})
 				m = p.recModule(m)
