@@ -177,33 +177,12 @@ func tableIndexes(p []byte, nimp uint32) (map[uint32]uint32, error) {
 // of an import in a wrapper, and the window in wasm_pc_f_loop (loop, a
 // code index).
 func hostPauseCode(p []byte, nimp, loop uint32, table map[uint32]uint32, g hpGlobals) ([]byte, error) {
-	count, n, err := readU32(p)
-	if err != nil {
-		return nil, fmt.Errorf("code section: %w", err)
-	}
-	out := appendU32(make([]byte, 0, len(p)+len(p)/64), count)
-	pos := n
-	var body []byte
-	for i := uint32(0); i < count; i++ {
-		size, n, err := readU32(p[pos:])
-		if err != nil || uint64(size) > uint64(len(p)-pos-n) {
-			return nil, fmt.Errorf("code section: function %d: bad size", i)
-		}
-		pos += n
-		f := p[pos : pos+int(size)]
-		pos += int(size)
+	return rewriteCode(p, len(p)/64, func(i uint32, out, f []byte) ([]byte, error) {
 		if i == loop {
-			body, err = windowLoop(body[:0], f, g)
-		} else {
-			body, err = pauseWrapper(body[:0], f, nimp, i, table, g)
+			return windowLoop(out, f, g)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("code section: function %d: %w", i, err)
-		}
-		out = appendU32(out, uint32(len(body)))
-		out = append(out, body...)
-	}
-	return out, nil
+		return pauseWrapper(out, f, nimp, i, table, g)
+	})
 }
 
 // skipLocals returns the length of a function body's locals declaration.

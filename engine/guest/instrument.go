@@ -195,43 +195,43 @@ func skipLimits(p []byte) (int, error) {
 // instrumentCode rewrites every function body of a code section, inserting
 // entry at the start of each body and loop after each loop's block type.
 func instrumentCode(p, entry, loop []byte) ([]byte, error) {
+	return rewriteCode(p, len(p)/8, func(_ uint32, out, f []byte) ([]byte, error) {
+		return instrumentBody(out, f, entry, loop)
+	})
+}
+
+// rewriteCode rewrites every function body of a code section p through
+// body, which appends the new body of the i-th function (f) to out; grow
+// is how much larger the section is expected to get.
+func rewriteCode(p []byte, grow int, body func(i uint32, out, f []byte) ([]byte, error)) ([]byte, error) {
 	count, n, err := readU32(p)
 	if err != nil {
 		return nil, fmt.Errorf("code section: %w", err)
 	}
-	out := appendU32(make([]byte, 0, len(p)+len(p)/8), count)
+	out := appendU32(make([]byte, 0, len(p)+grow), count)
 	pos := n
-	var body []byte
+	var b []byte
 	for i := uint32(0); i < count; i++ {
 		size, n, err := readU32(p[pos:])
 		if err != nil || uint64(size) > uint64(len(p)-pos-n) {
 			return nil, fmt.Errorf("code section: function %d: bad size", i)
 		}
 		pos += n
-		body, err = instrumentBody(body[:0], p[pos:pos+int(size)], entry, loop)
+		b, err = body(i, b[:0], p[pos:pos+int(size)])
 		if err != nil {
 			return nil, fmt.Errorf("code section: function %d: %w", i, err)
 		}
-		out = appendU32(out, uint32(len(body)))
-		out = append(out, body...)
+		out = appendU32(out, uint32(len(b)))
+		out = append(out, b...)
 		pos += int(size)
 	}
 	return out, nil
 }
 
 func instrumentBody(out, f, entry, loop []byte) ([]byte, error) {
-	// Locals: a vector of (count, valtype).
-	nloc, n, err := readU32(f)
+	pos, err := skipLocals(f)
 	if err != nil {
 		return nil, err
-	}
-	pos := n
-	for i := uint32(0); i < nloc; i++ {
-		_, n, err := readU32(f[pos:])
-		if err != nil || pos+n >= len(f) {
-			return nil, errors.New("bad locals")
-		}
-		pos += n + 1
 	}
 	out = append(out, f[:pos]...)
 	out = append(out, entry...)
