@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 )
 
 // BenchmarkTrivialWorld is the prototype's throughput figure: three nodes
@@ -66,4 +68,48 @@ func BenchmarkHostCalls(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(2*rounds), "ns/call")
+}
+
+// BenchmarkFork is what checkpoints and forks cost, on kvlog's failing
+// seed 1 (examples/kvlog): the run as seedfall runs it ("run"); the same
+// run recording its tapes with 1 and with 15 checkpoints, one every 1/16
+// of it, as cause takes them ("record+1", "record+15"); and forks at 1/4,
+// 1/2 and 15/16 of it, from the latest checkpoint ("fork-N/16") against
+// the same fork run from t=0 ("scratch-N/16"). Interleave A/B rounds with
+// -count: the pairs measure the same forks.
+func BenchmarkFork(b *testing.B) {
+	p := prepareFile(b, "../examples/kvlog/seedfall.json")
+	first, err := p.Run(context.Background(), RunOptions{Seed: 1})
+	if err != nil || first.Passed {
+		b.Fatalf("kvlog seed 1: %v, passed %v: the benchmark needs its failure", err, first != nil && first.Passed)
+	}
+	sch, end := first.Schedule, time.Duration(first.SimNs)
+	var moments []time.Duration
+	for i := 1; i < 16; i++ {
+		moments = append(moments, end*time.Duration(i)/16)
+	}
+	runs := func(b *testing.B, opt RunOptions) {
+		for i := 0; i < b.N; i++ {
+			if _, err := p.Run(context.Background(), opt); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/1000, "ms/run")
+	}
+	b.Run("run", func(b *testing.B) { runs(b, RunOptions{Seed: 1, Schedule: sch}) })
+	b.Run("record+1", func(b *testing.B) { runs(b, RunOptions{Seed: 1, Schedule: sch, Checkpoints: moments[:1]}) })
+	b.Run("record+15", func(b *testing.B) { runs(b, RunOptions{Seed: 1, Schedule: sch, Checkpoints: moments}) })
+	base, err := p.Run(context.Background(), RunOptions{Seed: 1, Schedule: sch, Checkpoints: moments})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, k := range []int{4, 8, 15} {
+		c := base.Checkpoints[k-1]
+		if c.Reason != "" {
+			b.Fatalf("no fork at %d/16: %s", k, c.Reason)
+		}
+		fs := sch.ForkAt(c.At, 1)
+		b.Run(fmt.Sprintf("fork-%d/16", k), func(b *testing.B) { runs(b, RunOptions{Seed: 1, Schedule: fs, From: c}) })
+		b.Run(fmt.Sprintf("scratch-%d/16", k), func(b *testing.B) { runs(b, RunOptions{Seed: 1, Schedule: fs}) })
+	}
 }
