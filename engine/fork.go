@@ -70,6 +70,9 @@ type pagedGuest struct {
 	size    int
 	pages   [][]byte
 	globals []uint64
+	// grown is the size its memory_limit counts (memGuard.size): a guest
+	// in a reused instance has a memory larger than it grew it.
+	grown uint64
 }
 
 const pageSize = 65536
@@ -240,6 +243,7 @@ func (r *runner) checkpoint(c *Checkpoint) {
 			c.Reason, c.guests = fmt.Sprintf("%s: %v", n.label(), err), nil
 			return
 		}
+		snap.grown = n.mem.size
 		f.last[n.prog.Name] = snap
 		c.bytes += copied
 		f.bytes += copied

@@ -623,7 +623,10 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 			}
 		}
 		wp.Play.Switch = r.switcher(n, c, func(ctx context.Context, copy *pagedGuest) (api.Module, error) {
-			return c.pa.prog.RestoreFrom(experimental.WithMemoryAllocator(ctx, g.allocator(prog.mem)), c.rt, cfg, uint32(copy.size), copy.fill, copy.globals)
+			// The memory_limit counts what the guest grew, as in the run
+			// the copy is of, not the size of the instance it was in.
+			adopt := func(api.Module) { g.mem.adopt(g, copy.grown, uint64(copy.size)) }
+			return c.pa.prog.RestoreFrom(experimental.WithMemoryAllocator(ctx, g.allocator(prog.mem)), c.rt, cfg, uint32(copy.size), copy.fill, copy.globals, adopt)
 		})
 		err = wp.PlayStart(ctx)
 	case c.pa != nil:

@@ -111,10 +111,15 @@ func (p *Program) Restore(ctx context.Context, r wazero.Runtime, s *Snapshot, cf
 // RestoreFrom is Restore for a paused guest held in another form than a
 // Snapshot: fill writes the whole memory, of size bytes (whole 64 KiB
 // pages), which may hold anything before; globals are in p.Globals order.
-func (p *Program) RestoreFrom(ctx context.Context, r wazero.Runtime, cfg wazero.ModuleConfig, size uint32, fill func(mem []byte), globals []uint64) (api.Module, error) {
+// made, if set, is called with the new instance before its memory grows
+// to size.
+func (p *Program) RestoreFrom(ctx context.Context, r wazero.Runtime, cfg wazero.ModuleConfig, size uint32, fill func(mem []byte), globals []uint64, made func(api.Module)) (api.Module, error) {
 	m, err := r.InstantiateModule(ctx, p.Bare, cfg.WithStartFunctions())
 	if err != nil {
 		return nil, err
+	}
+	if made != nil {
+		made(m)
 	}
 	mem := m.Memory()
 	if len(globals) != len(p.Globals) || size%65536 != 0 || mem == nil {
