@@ -157,7 +157,7 @@ func (p *Process) Run(ctx context.Context, m api.Module, err error) (api.Module,
 func (p *Process) rebind(m api.Module) {
 	p.pz, p.inst = nil, m
 	if !p.canPause(m) {
-		panic("seedfall: a guest was relocated into an instance that cannot pause")
+		panic("seedfall: a paused guest was moved into an instance that cannot pause")
 	}
 	if c := &p.cpu; c.counter != nil {
 		c.counter, _ = m.ExportedGlobal(guest.CallsGlobal).(api.MutableGlobal)

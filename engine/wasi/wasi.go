@@ -192,7 +192,8 @@ func Instantiate(ctx context.Context, r wazero.Runtime) error {
 // so what the call does happens when the work before it is done.
 //
 // In a snapshot boot (boot.go) it lets through only the calls that a copy
-// of the snapshot can stand for.
+// of the snapshot can stand for. With a Tape it records the call and what
+// it reads of the guest (tape.go); key names the function on the tape.
 func watched(name, key string, f api.GoModuleFunc, pure bool) api.GoModuleFunc {
 	return func(ctx context.Context, m api.Module, s []uint64) {
 		if p, ok := ctx.Value(procKey).(*Process); ok {
