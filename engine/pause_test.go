@@ -72,15 +72,13 @@ func TestPausingIsWaiting(t *testing.T) {
 // into a new instance of its module, a copy of both, at every pause, runs
 // the same run.
 func TestPausedGuestIsItsMemoryAndGlobals(t *testing.T) {
-	// Moving a guest copies all of its memory, at every pause: two
-	// worlds, three runs in all, keep it to seconds.
-	for _, tc := range []struct {
-		name, world, file string
-		seeds             uint64
-	}{{pauseWorlds[0].name, pauseWorlds[0].world, pauseWorlds[0].file, 2}, {pauseWorlds[2].name, pauseWorlds[2].world, pauseWorlds[2].file, 1}} {
+	// Moving a guest copies all of its memory, at every pause: kvlog's
+	// crashes, two seeds, keep it to seconds (the forks' tests restore
+	// copies in every world).
+	for _, tc := range pauseWorlds[:1] {
 		t.Run(tc.name, func(t *testing.T) {
 			p := preparePauseWorld(t, tc.name, tc.world, tc.file)
-			for seed := uint64(1); seed <= tc.seeds; seed++ {
+			for seed := uint64(1); seed <= 2; seed++ {
 				stay := run(t, p, seed, nil)
 				moved, err := p.Run(context.Background(), RunOptions{Seed: seed, relocate: true})
 				if err != nil {
@@ -111,10 +109,7 @@ func TestForkIsARunFromScratch(t *testing.T) {
 				first := run(t, p, seed, nil)
 				sch := first.Schedule
 				end := time.Duration(first.SimNs)
-				var moments []time.Duration
-				for i := 1; i <= 4; i++ {
-					moments = append(moments, end*time.Duration(i)/5)
-				}
+				moments := []time.Duration{end / 4, end / 2, end * 3 / 4}
 				base, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: sch, Checkpoints: moments})
 				if err != nil {
 					t.Fatal(err)
