@@ -96,6 +96,46 @@ func TestPausedGuestIsItsMemoryAndGlobals(t *testing.T) {
 	}
 }
 
+// forksOf runs seed of p, then runs it again under its own schedule with a
+// checkpoint at each of the moments k/parts of it (k from 1 to parts-1),
+// which must change nothing, and forks it at each, every stream re-keyed
+// there. Every checkpoint must take a fork, and every fork's digest must
+// be the digest of the same run from t=0. It returns the forks.
+func forksOf(t *testing.T, p *Prepared, seed uint64, parts int) []*Result {
+	t.Helper()
+	first := run(t, p, seed, nil)
+	sch, end := first.Schedule, time.Duration(first.SimNs)
+	var moments []time.Duration
+	for k := 1; k < parts; k++ {
+		moments = append(moments, end*time.Duration(k)/time.Duration(parts))
+	}
+	base, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: sch, Checkpoints: moments})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.Digest != first.Digest {
+		t.Fatalf("seed %d: taking checkpoints changed the run:\n%s\n--- without:\n%s", seed, trace.Render(base.Lines, ""), trace.Render(first.Lines, ""))
+	}
+	var forks []*Result
+	for i, c := range base.Checkpoints {
+		if c.Reason != "" {
+			t.Fatalf("seed %d: no fork at %v: %s", seed, c.At, c.Reason)
+		}
+		fs := sch.ForkAt(c.At, uint64(i+1))
+		scratch := run(t, p, seed, fs)
+		fork, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: fs, From: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fork.Digest != scratch.Digest {
+			t.Fatalf("seed %d: the fork at %v is not the run from scratch (%s %s; from scratch %s %s):\n%s\n--- from scratch:\n%s", seed, c.At,
+				fork.Class, fork.Reason, scratch.Class, scratch.Reason, trace.Render(fork.Lines, ""), trace.Render(scratch.Lines, ""))
+		}
+		forks = append(forks, fork)
+	}
+	return forks
+}
+
 // A fork from a checkpoint (RunOptions.From) is the same run as the fork
 // run from t=0: the same trace, to the byte, over every way of waiting and
 // every kind of fault, at moments across the run; and taking checkpoints
@@ -104,42 +144,12 @@ func TestForkIsARunFromScratch(t *testing.T) {
 	for _, tc := range pauseWorlds {
 		t.Run(tc.name, func(t *testing.T) {
 			p := preparePauseWorld(t, tc.name, tc.world, tc.file)
-			forks := 0
 			for seed := uint64(1); seed <= 2; seed++ {
-				first := run(t, p, seed, nil)
-				sch := first.Schedule
-				end := time.Duration(first.SimNs)
-				moments := []time.Duration{end / 4, end / 2, end * 3 / 4}
-				base, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: sch, Checkpoints: moments})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if base.Digest != first.Digest {
-					t.Fatalf("seed %d: taking checkpoints changed the run:\n%s\n--- without:\n%s", seed, trace.Render(base.Lines, ""), trace.Render(first.Lines, ""))
-				}
-				for i, c := range base.Checkpoints {
-					if c.Reason != "" {
-						t.Logf("seed %d: no fork at %v: %s", seed, c.At, c.Reason)
-						continue
-					}
-					fs := sch.ForkAt(c.At, uint64(i+1))
-					scratch := run(t, p, seed, fs)
-					fork, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: fs, From: c})
-					if err != nil {
-						t.Fatal(err)
-					}
+				for _, fork := range forksOf(t, p, seed, 4) {
 					if fork.switched == 0 {
-						t.Fatalf("seed %d: the fork at %v copied no guest from its checkpoint", seed, c.At)
+						t.Fatalf("seed %d: a fork copied no guest from its checkpoint", seed)
 					}
-					if fork.Digest != scratch.Digest {
-						t.Fatalf("seed %d: the fork at %v is not the run from scratch:\n%s\n--- from scratch:\n%s", seed, c.At,
-							trace.Render(fork.Lines, ""), trace.Render(scratch.Lines, ""))
-					}
-					forks++
 				}
-			}
-			if forks == 0 {
-				t.Fatal("no checkpoint could be forked")
 			}
 		})
 	}
@@ -156,37 +166,15 @@ func TestForkAfterMappings(t *testing.T) {
 			"workload": {"name": "w", "pkg": "./clockwatch", "args": ["-n", "3", "-every", "1s"]}}`,
 	} {
 		p := prepare(t, js)
-		forks := 0
+		copied := uint64(0)
 		for seed := uint64(1); seed <= 2; seed++ {
-			first := run(t, p, seed, nil)
-			end := time.Duration(first.SimNs)
-			base, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: first.Schedule, Checkpoints: []time.Duration{end / 3, end * 2 / 3}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, c := range base.Checkpoints {
-				if c.Reason != "" {
-					t.Fatalf("seed %d: no fork at %v: %s", seed, c.At, c.Reason)
-				}
-				fs := first.Schedule.ForkAt(c.At, uint64(i+1))
-				scratch := run(t, p, seed, fs)
-				fork, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: fs, From: c})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if fork.Digest != scratch.Digest {
-					t.Fatalf("seed %d: the fork at %v is not the run from scratch:\n%s\n--- from scratch:\n%s", seed, c.At,
-						trace.Render(fork.Lines, ""), trace.Render(scratch.Lines, ""))
-				}
-				if fork.switched > 0 {
-					forks++
-				}
+			for _, fork := range forksOf(t, p, seed, 3) {
+				copied += fork.switched
 			}
 		}
-		if forks == 0 {
+		if copied == 0 {
 			t.Fatal("no fork copied a guest from its checkpoint")
 		}
-		t.Logf("%d forks", forks)
 	}
 }
 
@@ -201,32 +189,8 @@ func TestEveryExampleForks(t *testing.T) {
 	real, _ := filepath.Glob("../examples/real/*/seedfall*.json")
 	for _, file := range append(files, real...) {
 		t.Run(strings.TrimPrefix(file, "../examples/"), func(t *testing.T) {
-			p := prepareFile(t, file)
-			first := run(t, p, 1, nil)
-			end := time.Duration(first.SimNs)
-			moments := []time.Duration{end / 4, end / 2, end * 3 / 4}
-			base, err := p.Run(context.Background(), RunOptions{Seed: 1, Schedule: first.Schedule, Checkpoints: moments})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if base.Digest != first.Digest {
-				t.Fatalf("taking checkpoints changed the run")
-			}
 			copied := uint64(0)
-			for i, c := range base.Checkpoints {
-				if c.Reason != "" {
-					t.Fatalf("no fork at %v: %s", c.At, c.Reason)
-				}
-				fs := first.Schedule.ForkAt(c.At, uint64(i+1))
-				scratch := run(t, p, 1, fs)
-				fork, err := p.Run(context.Background(), RunOptions{Seed: 1, Schedule: fs, From: c})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if fork.Digest != scratch.Digest {
-					t.Fatalf("the fork at %v is not the run from scratch:\n%s\n--- from scratch:\n%s", c.At,
-						trace.Render(fork.Lines, ""), trace.Render(scratch.Lines, ""))
-				}
+			for _, fork := range forksOf(t, prepareFile(t, file), 1, 4) {
 				copied += fork.switched
 			}
 			if copied == 0 {
@@ -245,29 +209,7 @@ func TestForkKeepsTheMemoryLimit(t *testing.T) {
 	p := prepare(t, hogWorld(`"memory_limit": "24MiB", "faults": {"crash_per_sec": 100}, "duration": "1s", `, ""))
 	oom := 0
 	for seed := uint64(1); seed <= 6; seed++ {
-		first := run(t, p, seed, nil)
-		end := time.Duration(first.SimNs)
-		var moments []time.Duration
-		for i := 1; i < 8; i++ {
-			moments = append(moments, end*time.Duration(i)/8)
-		}
-		base, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: first.Schedule, Checkpoints: moments})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, c := range base.Checkpoints {
-			if c.Reason != "" {
-				t.Fatalf("seed %d: no fork at %v: %s", seed, c.At, c.Reason)
-			}
-			fs := first.Schedule.ForkAt(c.At, uint64(i+1))
-			scratch := run(t, p, seed, fs)
-			fork, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: fs, From: c})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if fork.Digest != scratch.Digest {
-				t.Fatalf("seed %d: the fork at %v: %s %s; from scratch: %s %s", seed, c.At, fork.Class, fork.Reason, scratch.Class, scratch.Reason)
-			}
+		for _, fork := range forksOf(t, p, seed, 8) {
 			if fork.Class == ClassMemory {
 				oom++
 			}
