@@ -215,7 +215,7 @@ func skipLocals(f []byte) (int, error) {
 func pauseWrapper(out, f []byte, nimp, fn uint32, table map[uint32]uint32, g hpGlobals) ([]byte, error) {
 	var check []byte
 	prevIf := false
-	return rewriteBody(out, f, func(out []byte, op byte, ins []byte) ([]byte, error) {
+	return rewriteBody(out, f, nil, func(out []byte, op byte, ins []byte) ([]byte, error) {
 		out = append(out, ins...)
 		if op == 0x10 && !prevIf {
 			if callee, _, err := readU32(ins[1:]); err == nil && callee < nimp {
@@ -234,14 +234,16 @@ func pauseWrapper(out, f []byte, nimp, fn uint32, table map[uint32]uint32, g hpG
 	})
 }
 
-// rewriteBody copies a function body f to out: its locals as they are, and
-// each instruction (op, and ins its bytes) as emit appends it.
-func rewriteBody(out, f []byte, emit func(out []byte, op byte, ins []byte) ([]byte, error)) ([]byte, error) {
+// rewriteBody copies a function body f to out: its locals as they are,
+// then prologue, then each instruction (op, and ins its bytes) as emit
+// appends it.
+func rewriteBody(out, f, prologue []byte, emit func(out []byte, op byte, ins []byte) ([]byte, error)) ([]byte, error) {
 	pos, err := skipLocals(f)
 	if err != nil {
 		return nil, err
 	}
 	out = append(out, f[:pos]...)
+	out = append(out, prologue...)
 	for pos < len(f) {
 		start := pos
 		op := f[pos]
@@ -282,7 +284,7 @@ func windowLoop(out, f []byte, g hpGlobals) ([]byte, error) {
 	step := windowStep(g)
 	loops, calls := 0, 0
 	dropNext := false
-	out, err := rewriteBody(out, f, func(out []byte, op byte, ins []byte) ([]byte, error) {
+	out, err := rewriteBody(out, f, nil, func(out []byte, op byte, ins []byte) ([]byte, error) {
 		if dropNext {
 			if op != 0x1a {
 				return nil, fmt.Errorf("%w: wasm_pc_f_loop's call_indirect is not followed by drop", errUnsupported)

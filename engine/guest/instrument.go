@@ -229,27 +229,13 @@ func rewriteCode(p []byte, grow int, body func(i uint32, out, f []byte) ([]byte,
 }
 
 func instrumentBody(out, f, entry, loop []byte) ([]byte, error) {
-	pos, err := skipLocals(f)
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, f[:pos]...)
-	out = append(out, entry...)
-	for pos < len(f) {
-		start := pos
-		op := f[pos]
-		pos++
-		imm, err := immediates(op, f[pos:])
-		if err != nil {
-			return nil, fmt.Errorf("opcode %#x at %d: %w", op, start, err)
-		}
-		pos += imm
-		out = append(out, f[start:pos]...)
+	return rewriteBody(out, f, entry, func(out []byte, op byte, ins []byte) ([]byte, error) {
+		out = append(out, ins...)
 		if op == 0x03 { // loop
 			out = append(out, loop...)
 		}
-	}
-	return out, nil
+		return out, nil
+	})
 }
 
 // immediates returns the length of the immediates of opcode op, for every
