@@ -75,7 +75,9 @@ func BenchmarkHostCalls(b *testing.B) {
 // run recording its tapes with 1 and with 15 checkpoints, one every 1/16
 // of it, as cause takes them ("record+1", "record+15"); and forks at 1/4,
 // 1/2 and 15/16 of it, from the latest checkpoint ("fork-N/16") against
-// the same fork run from t=0 ("scratch-N/16"). Interleave A/B rounds with
+// the same fork run from t=0 ("scratch-N/16"); and the past alone, the
+// fork at 15/16 stopped just after its moment, played back against run
+// ("past-15/16-played", "past-15/16-run"). Interleave A/B rounds with
 // -count: the pairs measure the same forks.
 func BenchmarkFork(b *testing.B) {
 	p := prepareFile(b, "../examples/kvlog/seedfall.json")
@@ -112,4 +114,10 @@ func BenchmarkFork(b *testing.B) {
 		b.Run(fmt.Sprintf("fork-%d/16", k), func(b *testing.B) { runs(b, RunOptions{Seed: 1, Schedule: fs, From: c}) })
 		b.Run(fmt.Sprintf("scratch-%d/16", k), func(b *testing.B) { runs(b, RunOptions{Seed: 1, Schedule: fs}) })
 	}
+	// The past alone: the fork at 15/16 stopped right after its moment,
+	// played back against run.
+	c := base.Checkpoints[14]
+	fs, stop := sch.ForkAt(c.At, 1), c.At+1
+	b.Run("past-15/16-played", func(b *testing.B) { runs(b, RunOptions{Seed: 1, Schedule: fs, From: c, StopAt: stop}) })
+	b.Run("past-15/16-run", func(b *testing.B) { runs(b, RunOptions{Seed: 1, Schedule: fs, StopAt: stop}) })
 }
