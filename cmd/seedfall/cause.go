@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register(command{"cause", "-c seedfall.json -seed N [-faults FILE] [-moments M] [-branches B] [-parallel K] [-all] [-json]", causeCmd})
+	register(command{"cause", "-c seedfall.json -seed N [-faults FILE] [-moments M] [-branches B] [-parallel K] [-all] [-checkpoints] [-json]", causeCmd})
 }
 
 // causeCmd forks a failing run at many moments and reports when the
@@ -23,7 +23,8 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	moments := fs.Int("moments", 16, "moments to fork the run at, evenly spread, before refining")
 	branches := fs.Int("branches", 8, "forks per moment")
 	parallel := fs.Int("parallel", 2, "runs at once")
-	all := fs.Bool("all", false, "run every fork of every moment, from the start of the run: the full table, at several times the runs")
+	all := fs.Bool("all", false, "run every fork of every moment of the scan, and of each moment tried after it: the full table, at several times the runs")
+	checkpoints := fs.Bool("checkpoints", false, "run the seed once more with a checkpoint at every moment of the scan, and start each fork from the latest before its moment: the same answer; it pays only for many late forks")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -45,7 +46,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	worldsAtOnce(*parallel) // after Prepare, which compiles programs side by side
 	defer s.close()
 	seed := sa.seed
-	opt := cause.Options{Moments: *moments, Branches: *branches, Parallel: *parallel, Exhaustive: *all}
+	opt := cause.Options{Moments: *moments, Branches: *branches, Parallel: *parallel, Exhaustive: *all, Checkpoints: *checkpoints}
 	if isTerminal(stderr) {
 		opt.Progress = func(done, most int) {
 			if *all {
@@ -112,14 +113,16 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "forked up to %s at %s, each keeping the faults before its moment and re-keying every stream from it;\n",
 			plural(*branches, "way"), plural(len(res.Moments), "moment"))
-		fmt.Fprintf(stdout, "tried from the end back to the latest moment that passes, then halving; a moment's forks stop once they decide it (-all: every fork of every moment):\n")
+		fmt.Fprintf(stdout, "bisected on each moment's first fork (the scan, then the faults' edges, then halving), then ran the two ends' forks until they decided them (-all: every fork of every moment):\n")
 	}
 	for _, m := range res.Moments {
 		bar := strings.Repeat("#", m.Failed) + strings.Repeat(".", m.Runs-m.Failed)
 		note := ""
 		switch {
-		case m.Verdict == cause.Undecided:
+		case m.Verdict == cause.Undecided && res.Interrupted:
 			note = "  (interrupted: undecided)"
+		case m.Verdict == cause.Undecided:
+			note = "  (its first fork only: the search went past it)"
 		case m.Runs < *branches:
 			note = fmt.Sprintf("  (%d of %d forks decided it: %s)", m.Runs, *branches, m.Verdict)
 		}

@@ -1,27 +1,32 @@
 // Package cause finds when a failing run's failure became inevitable: it
-// forks the run at many moments, each fork keeping the faults that happened
+// forks the run at moments, each fork keeping the faults that happened
 // before the moment and re-keying every random stream from it on (a branch,
-// so nothing else that happened later is kept), and reports the earliest
-// moment after which (nearly) every fork still fails, with the faults and
-// events just before it.
+// so nothing else that happened later is kept), and reports a moment from
+// which (nearly) every fork still fails, just after one from which not,
+// with the faults and events between them.
 //
 // A fork keeps no fault from after its moment and draws none: it asks
 // "with what had happened by then, and any scheduling, latencies and
 // randomness from then on, does the run still fail?" A failure that needs
 // a later fault becomes inevitable only once that fault has happened.
 //
-// A fork starts from the latest checkpoint at or before its moment: the
-// run is run once more with a checkpoint at every moment of the scan
+// The search bisects. It tries a moment with its first fork alone and goes
+// the way that fork went: through an even scan of the run, then the edges
+// of the faults in the interval left (the moment of each, and the
+// nanosecond after, when the fork keeps it), then halvings. Then it runs
+// the interval's two ends' other forks until they are decided; an end that
+// turns out the other way moves the search on. A failure whose forks go
+// from passing to failing at a fault costs about a dozen forks, and the
+// interval is that fault's nanosecond. Options.Exhaustive runs every fork
+// of every moment of the scan instead, and takes the earliest moment from
+// which every later one fails; the two agree when the forks' failing share
+// does not come and go.
+//
+// Each fork runs from t=0 unless Options.Checkpoints: then the run is run
+// once more with a checkpoint at every moment of the scan
 // (engine.RunOptions.Checkpoints), and each fork plays the past back
-// through the host rather than running it again (engine.RunOptions.From),
-// then runs its guests from the checkpoint on. A fork's trace is the one
-// it would have from t=0 (Options.Scratch runs them so, for comparison).
-// Even so the search runs no fork whose outcome cannot change the answer: it tries the moments from the last
-// back and stops at the first that does not fail (earlier ones cannot
-// move the interval), and it stops a moment's forks at the one that
-// settles its verdict. Options.Exhaustive tries every fork of every
-// moment instead, for the whole table at several times the cost; both
-// reach the same interval, faults and events.
+// through the host up to the latest one at or before its moment
+// (engine.RunOptions.From). A fork's trace is the same either way.
 package cause
 
 import (
@@ -43,24 +48,26 @@ type Options struct {
 	Threshold float64 // share of a moment's Branches forks that must fail for it to fail (default 0.9)
 	Refine    int     // halvings of the interval found (default 6)
 	Parallel  int     // runs at once (default 1)
-	// Exhaustive runs all Branches forks of every moment, the Moments
-	// of the scan from the first on and each halving's: the same
-	// answer, with every moment's full count of failing forks.
+	// Exhaustive runs all Branches forks of every moment of the scan,
+	// takes the earliest from which every later one fails, and narrows
+	// the interval from there with all the forks of each moment tried.
 	Exhaustive bool
 	// Progress, if set, hears how many runs are done, and the most the
 	// search can take (all of them, when Exhaustive).
 	Progress func(done, most int)
-	// Scratch runs every fork from t=0 instead of from a checkpoint:
-	// the same forks, the same answer, for comparison.
-	Scratch bool
+	// Checkpoints starts every fork from the latest checkpoint at or
+	// before its moment instead of from t=0: the same forks, the same
+	// answer. The checkpointed run costs more than its forks save
+	// unless they are many and late (docs/how-it-works.md).
+	Checkpoints bool
 }
 
 // Verdict is what a moment's forks establish.
 type Verdict int8
 
 const (
-	// Undecided: the search was interrupted before the moment's forks
-	// settled it.
+	// Undecided: the moment's forks so far do not settle it: the search
+	// followed its first fork and went past it, or was interrupted.
 	Undecided Verdict = iota
 	// Fails: at least Threshold of the moment's Branches forks fail, or
 	// enough have failed that the others cannot change that.
@@ -85,8 +92,9 @@ type Moment struct {
 	// Failed of Runs forks failed the same way as the run. Runs are the
 	// forks, in branch order, up to the one that decided the moment:
 	// fewer than Options.Branches when the rest could not change its
-	// verdict (all of them with Exhaustive). A fork a parallel batch ran
-	// past that one counts only in Result.Runs.
+	// verdict (all of them with Exhaustive), and 1, the first, for a
+	// moment the search went past undecided. A fork a parallel batch
+	// ran past that one counts only in Result.Runs.
 	Failed, Runs int
 	Verdict      Verdict
 }
@@ -94,20 +102,22 @@ type Moment struct {
 // Result is what Find learned.
 type Result struct {
 	Failure *engine.Result // the run being explained
-	// Moments are the moments tried, in time order: from the last of
-	// the scan back to the first that did not fail, then each halving
-	// (with Options.Exhaustive, every moment of the scan).
+	// Moments are the moments tried, in time order.
 	Moments []Moment
-	// Inevitable is the earliest moment from which every later moment
-	// of the scan and every later halving fails; After is the latest
-	// moment before it that did not: the failure became inevitable in
+	// Inevitable is a moment that fails, or the failure itself, and
+	// After the latest moment before it that passes, with no moment
+	// left to try between them; After is 0 when moment 0 of the scan
+	// fails. Every moment decided to fail lies at or after Inevitable,
+	// and every one decided to pass at or before After. With
+	// Options.Exhaustive, Inevitable is the earliest moment from which
+	// every later moment tried fails. The failure became inevitable in
 	// (After, Inevitable].
 	After, Inevitable time.Duration
 	// Faults and Events are what happened in (After, Inevitable]: the
 	// likely cause.
 	Faults []faults.Fault
 	Events []trace.Line
-	// Runs are the forks run, each a run of the seed from t=0: the sum
+	// Runs are the forks run: the sum
 	// of the Moments' Runs, and with Parallel > 1 the forks that a batch
 	// ran past a moment's deciding fork, which count for nothing.
 	Runs int
@@ -118,12 +128,12 @@ type Result struct {
 	// search did. The forks it cut short count for nothing: a moment's
 	// Runs is the forks that finished, and a moment none finished is
 	// left out; a moment is decided only if the finished forks settle
-	// it. After and Inevitable are what the decided moments establish:
-	// Inevitable the failure's own time, and After 0, when no moment of
-	// the scan was decided.
+	// it. After and Inevitable are what the decided moments establish,
+	// and hold the whole search's interval: Inevitable the failure's own
+	// time, and After 0, when no moment was decided.
 	Interrupted bool
-	// Checkpoints are the checkpoints the forks started from (none with
-	// Options.Scratch), and CheckpointBytes the memory their copies of
+	// Checkpoints are the checkpoints the forks started from (none
+	// without Options.Checkpoints), and CheckpointBytes the memory their copies of
 	// the guests held.
 	Checkpoints, CheckpointBytes int
 }
@@ -141,7 +151,7 @@ func Find(ctx context.Context, p *engine.Prepared, seed uint64, sch *faults.Sche
 	opt = opt.withDefaults()
 	base := fail.Schedule // the faults that happened, with the run's branches
 	var cps []*engine.Checkpoint
-	if !opt.Scratch {
+	if opt.Checkpoints {
 		// The run once more, under the schedule the forks keep the
 		// past of, with a checkpoint at every moment of the scan.
 		b, err := p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: base, Checkpoints: scan(fail, opt)[1:]})
@@ -221,6 +231,8 @@ type search struct {
 	need int // failing forks for a moment to fail
 	most int // the most runs the search can take
 
+	tried map[time.Duration][]outcome // each moment's forks so far, by branch
+
 	mu    sync.Mutex
 	runs  int
 	steps uint64
@@ -230,27 +242,25 @@ type search struct {
 // inevitable.
 func explain(ctx context.Context, fail *engine.Result, run runFork, opt Options) (*Result, error) {
 	opt = opt.withDefaults()
-	s := &search{opt: opt, fail: fail, run: run, most: (opt.Moments + opt.Refine) * opt.Branches}
+	s := &search{opt: opt, fail: fail, run: run, tried: map[time.Duration][]outcome{}}
 	// The least count that meets the threshold, in the float arithmetic
 	// the threshold is stated in; more than Branches when none does.
 	for s.need = 0; s.need <= opt.Branches && float64(s.need) < opt.Threshold*float64(opt.Branches); s.need++ {
 	}
 	end := time.Duration(fail.SimNs)
-	ats := scan(fail, opt)
+	pl := newPlan(fail, opt)
+	s.most = (len(pl.scan) + len(pl.edges) + pl.halvings) * opt.Branches
 	res := &Result{Failure: fail}
-	keep := func(m Moment) {
-		if m.Runs > 0 {
-			res.Moments = append(res.Moments, m)
-		}
-	}
 
-	// The earliest moment from which every later one fails; the failing
-	// run itself counts as failing at its end. Interrupted, an undecided
-	// moment is not known to fail: with Exhaustive, the latest decided
-	// moment before it that passes still bounds the interval below.
+	// The failing run itself counts as failing at its end; lo -1 is
+	// the start of the run, before any moment.
 	lo, hi := time.Duration(-1), end
 	if opt.Exhaustive {
-		ms, err := s.moments(ctx, ats)
+		// Every fork of every moment of the scan, and the earliest
+		// moment from which every later one fails. Interrupted, an
+		// undecided moment is not known to fail: the latest decided
+		// moment before it that passes still bounds the interval below.
+		ms, err := s.moments(ctx, pl.scan)
 		if err != nil {
 			return nil, err
 		}
@@ -264,43 +274,54 @@ func explain(ctx context.Context, fail *engine.Result, run runFork, opt Options)
 				break
 			}
 		}
-		for _, m := range ms {
-			keep(m)
-		}
-	} else {
-		for i := len(ats) - 1; i >= 0; i-- {
-			m, err := s.moment(ctx, ats[i])
+		// Then narrowed, every fork of each moment tried.
+		for ctx.Err() == nil {
+			at, ok := pl.next(lo, hi)
+			if !ok {
+				break
+			}
+			ms, err := s.moments(ctx, []time.Duration{at})
 			if err != nil {
 				return nil, err
 			}
-			keep(m)
-			if m.Verdict != Fails {
-				if m.Verdict == Passes {
-					lo = m.At
-				}
-				break
+			switch ms[0].Verdict {
+			case Fails:
+				hi = at
+			case Passes:
+				lo = at
 			}
-			hi = m.At
 		}
-	}
-	// Halve (lo, hi] while it is wider than a nanosecond.
-	for i := 0; i < opt.Refine && lo >= 0 && hi-lo > 1 && ctx.Err() == nil; i++ {
-		mid := lo + (hi-lo)/2
-		m, err := s.moment(ctx, mid)
-		if err != nil {
+	} else {
+		if err := s.bisect(ctx, pl, lo, hi); err != nil {
 			return nil, err
 		}
-		keep(m)
-		switch m.Verdict {
-		case Fails:
-			hi = mid
-		case Passes:
-			lo = mid
+		// Every moment that fails lies after every one that passes
+		// (see bisect): the interval is between the latest that passes
+		// and the earliest that fails. Interrupted, the moments decided
+		// so far hold the whole search's interval.
+		for at, outs := range s.tried {
+			if s.decide(at, outs).Verdict == Fails {
+				hi = min(hi, at)
+			}
+		}
+		for at, outs := range s.tried {
+			if s.decide(at, outs).Verdict == Passes && at < hi {
+				lo = max(lo, at)
+			}
+		}
+	}
+	for at, outs := range s.tried {
+		m := s.decide(at, outs)
+		if opt.Exhaustive {
+			m = s.count(at, outs, len(outs))
+		}
+		if m.Runs > 0 {
+			res.Moments = append(res.Moments, m)
 		}
 	}
 	res.Interrupted = ctx.Err() != nil
 	res.Runs, res.Steps = s.runs, s.steps
-	slices.SortStableFunc(res.Moments, func(a, b Moment) int { return int(a.At - b.At) })
+	slices.SortFunc(res.Moments, func(a, b Moment) int { return int(a.At - b.At) })
 	res.After, res.Inevitable = max(lo, 0), hi
 	for _, f := range fail.Schedule.Faults {
 		if f.At >= lo && f.At < hi {
@@ -315,25 +336,182 @@ func explain(ctx context.Context, fail *engine.Result, run runFork, opt Options)
 	return res, nil
 }
 
-// moment tries the moment at: with Exhaustive, all its forks; otherwise
-// its forks in branch order, Parallel at a time, until they decide it.
-func (s *search) moment(ctx context.Context, at time.Duration) (Moment, error) {
-	if s.opt.Exhaustive {
-		ms, err := s.moments(ctx, []time.Duration{at})
-		return ms[0], err
+// plan is the moments a search may try: the scan, then the edges of the
+// faults in the interval, then halvings of it.
+type plan struct {
+	scan []time.Duration
+	// edges are each fault's moment and the nanosecond after: a fork
+	// at f.At keeps every fault before f, one at f.At+1 keeps f too.
+	edges []time.Duration
+	// halve halves an interval while it is wider than this: the scan's
+	// step over 2^Refine.
+	halve time.Duration
+	// halvings is the most halvings a search makes.
+	halvings int
+	halved   int
+}
+
+func newPlan(fail *engine.Result, opt Options) *plan {
+	pl := &plan{scan: scan(fail, opt), halvings: 2*opt.Refine + 2}
+	pl.halve = max(1, time.Duration(fail.SimNs)/time.Duration(opt.Moments)>>opt.Refine)
+	for _, f := range fail.Schedule.Faults {
+		pl.edges = append(pl.edges, f.At, f.At+1)
 	}
-	outs := make([]outcome, s.opt.Branches)
-	var jobs []job
-	for b := 0; b < s.opt.Branches && ctx.Err() == nil; b += s.opt.Parallel {
-		jobs = jobs[:0]
-		for k := b; k < min(b+s.opt.Parallel, s.opt.Branches); k++ {
-			jobs = append(jobs, job{0, k})
+	slices.Sort(pl.edges)
+	pl.edges = slices.Compact(pl.edges)
+	return pl
+}
+
+// next is the moment to try in (lo, hi): the middle moment of the scan
+// inside it, else the middle edge inside it, else its middle while it is
+// wider than halve. ok is false when there is none: the interval is as
+// narrow as the search makes it.
+func (pl *plan) next(lo, hi time.Duration) (at time.Duration, ok bool) {
+	inside := func(ats []time.Duration) []time.Duration {
+		i, _ := slices.BinarySearch(ats, lo+1)
+		j, _ := slices.BinarySearch(ats, hi)
+		return ats[i:j]
+	}
+	if in := inside(pl.scan); len(in) > 0 {
+		return in[len(in)/2], true
+	}
+	if lo < 0 {
+		return 0, false // every moment of the scan fails
+	}
+	if in := inside(pl.edges); len(in) > 0 {
+		return in[len(in)/2], true
+	}
+	if hi-lo > pl.halve && pl.halved < pl.halvings {
+		pl.halved++
+		return lo + (hi-lo)/2, true
+	}
+	return 0, false
+}
+
+// bisect narrows (lo, hi), from the start of the run (-1) to its failure,
+// to a moment that passes and the next that fails. It tries each moment
+// with its first fork alone and goes the way that fork went; once no
+// moment is left to try between them, it runs the two ends' other forks
+// until they are decided. An end that goes the other way than its first
+// fork did becomes the other end, and the search goes on from the
+// nearest moment tried beyond it.
+//
+// Every moment decided to fail then lies at or after hi, every one
+// decided to pass at or before lo: a probe moves an end inward past no
+// decided moment, and an end that turns moves to the nearest moment
+// tried beyond it that went the other way.
+func (s *search) bisect(ctx context.Context, pl *plan, lo, hi time.Duration) error {
+	end := time.Duration(s.fail.SimNs)
+	for ctx.Err() == nil {
+		for ctx.Err() == nil {
+			at, ok := pl.next(lo, hi)
+			if !ok {
+				break
+			}
+			if err := s.firstFork(ctx, at); err != nil {
+				return err
+			}
+			switch s.leans(at) {
+			case Fails:
+				hi = at
+			case Passes:
+				lo = at
+			default:
+				return nil // interrupted
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if hi < end {
+			m, err := s.moment(ctx, hi)
+			if err != nil || m.Verdict == Undecided {
+				return err
+			}
+			if m.Verdict == Passes {
+				lo, hi = hi, end
+				for at := range s.tried {
+					if at > lo && at < hi && s.leans(at) == Fails {
+						hi = at
+					}
+				}
+				continue
+			}
+		}
+		if lo >= 0 {
+			m, err := s.moment(ctx, lo)
+			if err != nil || m.Verdict == Undecided {
+				return err
+			}
+			if m.Verdict == Fails {
+				lo, hi = -1, lo
+				for at := range s.tried {
+					if at < hi && at > lo && s.leans(at) == Passes {
+						lo = at
+					}
+				}
+				continue
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// firstFork runs the first fork of the moment at, if it has not run.
+func (s *search) firstFork(ctx context.Context, at time.Duration) error {
+	outs := s.outs(at)
+	if outs[0] != pending {
+		return nil
+	}
+	return s.forks(ctx, []time.Duration{at}, []job{{0, 0}}, [][]outcome{outs})
+}
+
+// leans is the way the moment at goes: its verdict once decided, else
+// the way its first fork went (Undecided if that has not run).
+func (s *search) leans(at time.Duration) Verdict {
+	outs := s.tried[at]
+	if v := s.decide(at, outs).Verdict; v != Undecided {
+		return v
+	}
+	switch outs[0] {
+	case failed:
+		return Fails
+	case passed:
+		return Passes
+	}
+	return Undecided
+}
+
+// outs is the outcomes of the moment at's forks so far.
+func (s *search) outs(at time.Duration) []outcome {
+	o, ok := s.tried[at]
+	if !ok {
+		o = make([]outcome, s.opt.Branches)
+		s.tried[at] = o
+	}
+	return o
+}
+
+// moment runs the moment at's forks in branch order, Parallel at a time,
+// until they decide it (or the context ends), and returns it.
+func (s *search) moment(ctx context.Context, at time.Duration) (Moment, error) {
+	outs := s.outs(at)
+	for ctx.Err() == nil {
+		if m := s.decide(at, outs); m.Verdict != Undecided {
+			return m, nil
+		}
+		var jobs []job
+		for k := 0; k < len(outs) && len(jobs) < s.opt.Parallel; k++ {
+			if outs[k] == pending {
+				jobs = append(jobs, job{0, k})
+			}
+		}
+		if len(jobs) == 0 {
+			break
 		}
 		if err := s.forks(ctx, []time.Duration{at}, jobs, [][]outcome{outs}); err != nil {
 			return Moment{}, err
-		}
-		if m := s.decide(at, outs); m.Verdict != Undecided {
-			return m, nil
 		}
 	}
 	return s.decide(at, outs), nil
@@ -344,10 +522,12 @@ func (s *search) moment(ctx context.Context, at time.Duration) (Moment, error) {
 func (s *search) moments(ctx context.Context, ats []time.Duration) ([]Moment, error) {
 	outs := make([][]outcome, len(ats))
 	var jobs []job
-	for m := range ats {
-		outs[m] = make([]outcome, s.opt.Branches)
-		for b := 0; b < s.opt.Branches; b++ {
-			jobs = append(jobs, job{m, b})
+	for m, at := range ats {
+		outs[m] = s.outs(at)
+		for b, o := range outs[m] {
+			if o == pending {
+				jobs = append(jobs, job{m, b})
+			}
 		}
 	}
 	err := s.forks(ctx, ats, jobs, outs)

@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 // A constructed case: a failing run, and how each of its forks ends.
 type constructed struct {
 	name string
+	kind string
 	fail *engine.Result
 	opt  Options
 	// share is the chance that a fork at a moment fails the same way.
@@ -47,20 +50,13 @@ func (c *constructed) fork(ctx context.Context, at time.Duration, key uint64) (*
 	return c.outcome(at, key), nil
 }
 
-// reference is the search as it was before it decided moments early and
-// scanned from the end, written out plainly: every fork of every moment
-// of the scan, then halvings of every fork. It returns the interval.
+// reference is the exhaustive search written out plainly: every fork of
+// every moment of the scan, the earliest moment from which every later
+// one fails, then the interval narrowed at the faults' edges and halved,
+// every fork of each moment tried. It returns the interval.
 func (c *constructed) reference() (lo, hi time.Duration) {
 	o := c.opt
-	fails := func(at time.Duration) bool {
-		n := 0
-		for b := 0; b < o.Branches; b++ {
-			if r := c.outcome(at, uint64(b+1)); !r.Passed && r.Class == c.fail.Class {
-				n++
-			}
-		}
-		return float64(n) >= o.Threshold*float64(o.Branches)
-	}
+	fails := func(at time.Duration) bool { return c.fullVerdict(at) == Fails }
 	end := time.Duration(c.fail.SimNs)
 	var verdicts []bool
 	for i := 0; i < o.Moments; i++ {
@@ -71,10 +67,30 @@ func (c *constructed) reference() (lo, hi time.Duration) {
 	for ; i >= 0 && verdicts[i]; i-- {
 		hi = end * time.Duration(i) / time.Duration(o.Moments)
 	}
-	if i >= 0 {
-		lo = end * time.Duration(i) / time.Duration(o.Moments)
+	if i < 0 {
+		return lo, hi
 	}
-	for r := 0; r < o.Refine && lo >= 0 && hi-lo > 1; r++ {
+	lo = end * time.Duration(i) / time.Duration(o.Moments)
+	for {
+		var inside []time.Duration
+		for _, f := range c.fail.Schedule.Faults {
+			for _, at := range []time.Duration{f.At, f.At + 1} {
+				if at > lo && at < hi && !slices.Contains(inside, at) {
+					inside = append(inside, at)
+				}
+			}
+		}
+		if len(inside) == 0 {
+			break
+		}
+		slices.Sort(inside)
+		if at := inside[len(inside)/2]; fails(at) {
+			hi = at
+		} else {
+			lo = at
+		}
+	}
+	for r := 0; r < 2*o.Refine+2 && hi-lo > c.halve(); r++ {
 		mid := lo + (hi-lo)/2
 		if fails(mid) {
 			hi = mid
@@ -83,6 +99,18 @@ func (c *constructed) reference() (lo, hi time.Duration) {
 		}
 	}
 	return lo, hi
+}
+
+// halve is the width to which the search halves an interval: the scan's
+// step over 2^Refine.
+func (c *constructed) halve() time.Duration {
+	return max(1, time.Duration(c.fail.SimNs)/time.Duration(c.opt.Moments)>>c.opt.Refine)
+}
+
+// pureStep reports whether every fork before some moment passes and every
+// one from it fails, so that every search must find that moment.
+func (c *constructed) pureStep() bool {
+	return strings.HasPrefix(c.kind, "step") && c.share(0) == 0 && c.share(time.Duration(c.fail.SimNs)) == 1
 }
 
 // fullVerdict is the moment's verdict from all its forks.
@@ -130,7 +158,7 @@ func constructedCases() []*constructed {
 		switch kind := r.IntN(4); kind {
 		case 0, 1:
 			step := time.Duration(r.Int64N(int64(end) + 1))
-			c.name = fmt.Sprintf("step at %v", step)
+			c.kind = fmt.Sprintf("step at %v", step)
 			c.share = func(at time.Duration) float64 {
 				if at >= step {
 					return highShare
@@ -138,29 +166,34 @@ func constructedCases() []*constructed {
 				return lowShare
 			}
 		case 2:
-			c.name = "from the start"
+			c.kind = "from the start"
 			c.share = func(time.Duration) float64 { return highShare }
 			if r.IntN(2) == 0 {
-				c.name = "never"
+				c.kind = "never"
 				c.share = func(time.Duration) float64 { return lowShare }
 			}
 		default:
-			c.name = "varies"
+			c.kind = "varies"
 			salt := r.Uint64()
 			c.share = func(at time.Duration) float64 {
 				return float64((uint64(at)^salt)%5) / 4
 			}
 		}
-		c.name = fmt.Sprintf("%d: %s, %+v", i, c.name, c.opt)
+		c.name = fmt.Sprintf("%d: %s, %+v", i, c.kind, c.opt)
 		cs = append(cs, c)
 	}
 	return cs
 }
 
-// The search gives the interval, faults and events that running every
-// fork gives, on constructed outcomes, whatever the parallelism.
-func TestSearchSameAsExhaustive(t *testing.T) {
-	var earlyPass, short, fromStart, refined, fewer int
+// The exhaustive search gives the reference's interval, faults and
+// events. The bisecting search gives an interval whose ends all their
+// forks decide (the earlier passes, the later fails, or is the failure
+// itself), with no moment of the scan or edge of a fault between them,
+// narrowed as far as halving goes; where a fork's outcome steps from
+// passing to failing at one moment, it is the reference's. Both are the
+// same whatever the parallelism.
+func TestSearchBisects(t *testing.T) {
+	var earlyPass, probes, turned, fromStart, refined, edge, fewer, steps int
 	for _, c := range constructedCases() {
 		lo, hi := c.reference()
 		opt := c.opt
@@ -173,61 +206,113 @@ func TestSearchSameAsExhaustive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var wantFaults []faults.Fault
-		for _, f := range c.fail.Schedule.Faults {
-			if f.At >= lo && f.At < hi {
-				wantFaults = append(wantFaults, f)
+		answer := func(lo, hi time.Duration) (fs []faults.Fault, ls []trace.Line) {
+			for _, f := range c.fail.Schedule.Faults {
+				if f.At >= lo && f.At < hi {
+					fs = append(fs, f)
+				}
 			}
+			for _, l := range c.fail.Lines {
+				if l.At >= int64(lo) && l.At <= int64(hi) && l.Kind == trace.Event {
+					ls = append(ls, l)
+				}
+			}
+			return fs, ls
 		}
-		var wantEvents []trace.Line
-		for _, l := range c.fail.Lines {
-			if l.At >= int64(lo) && l.At <= int64(hi) && l.Kind == trace.Event {
-				wantEvents = append(wantEvents, l)
-			}
+		wantFaults, wantEvents := answer(lo, hi)
+		if all.After != max(lo, 0) || all.Inevitable != hi || !reflect.DeepEqual(all.Faults, wantFaults) || !reflect.DeepEqual(all.Events, wantEvents) {
+			t.Fatalf("%s: exhaustive: (%v, %v] with faults %v and events %v; want (%v, %v] with %v and %v",
+				c.name, all.After, all.Inevitable, all.Faults, all.Events, max(lo, 0), hi, wantFaults, wantEvents)
 		}
-		for _, r := range []*Result{res, all} {
-			if r.After != max(lo, 0) || r.Inevitable != hi || !reflect.DeepEqual(r.Faults, wantFaults) || !reflect.DeepEqual(r.Events, wantEvents) {
-				t.Fatalf("%s: exhaustive %v: (%v, %v] with faults %v and events %v; want (%v, %v] with %v and %v",
-					c.name, r == all, r.After, r.Inevitable, r.Faults, r.Events, max(lo, 0), hi, wantFaults, wantEvents)
-			}
-			if r.Interrupted {
-				t.Fatalf("%s: interrupted", c.name)
-			}
-		}
-		// Every moment it tried is decided as all its forks decide it,
-		// counts its forks in branch order, and is one the exhaustive
-		// search tried too.
-		tried := map[time.Duration]Moment{}
 		for _, m := range all.Moments {
 			if m.Runs != opt.Branches || m.Verdict != c.fullVerdict(m.At) {
 				t.Fatalf("%s: exhaustive moment %+v", c.name, m)
 			}
-			tried[m.At] = m
 		}
+		if c.pureStep() && (res.After != all.After || res.Inevitable != all.Inevitable) {
+			t.Fatalf("%s: a pure step; bisecting finds (%v, %v], the reference (%v, %v]", c.name, res.After, res.Inevitable, all.After, all.Inevitable)
+		}
+		if c.pureStep() {
+			steps++
+		}
+
+		// The bisecting search's ends, and what lies between them.
+		end := time.Duration(c.fail.SimNs)
+		tried := map[time.Duration]Moment{}
 		n := 0
 		for _, m := range res.Moments {
-			if m.Verdict != c.fullVerdict(m.At) || m.Runs < 1 || m.Runs > opt.Branches {
-				t.Fatalf("%s: moment %+v; all its forks make it %v", c.name, m, c.fullVerdict(m.At))
-			}
+			tried[m.At] = m
 			failed := 0
 			for b := 0; b < m.Runs; b++ {
 				if r := c.outcome(m.At, uint64(b+1)); !r.Passed && r.Class == c.fail.Class {
 					failed++
 				}
 			}
-			if failed != m.Failed {
+			switch {
+			case m.Runs < 1 || m.Runs > opt.Branches || failed != m.Failed:
 				t.Fatalf("%s: moment %+v; its first %d forks have %d failing", c.name, m, m.Runs, failed)
+			case m.Verdict == Undecided && m.Runs != 1:
+				t.Fatalf("%s: moment %+v: undecided after more than its first fork", c.name, m)
+			case m.Verdict != Undecided && m.Verdict != c.fullVerdict(m.At):
+				t.Fatalf("%s: moment %+v; all its forks make it %v", c.name, m, c.fullVerdict(m.At))
 			}
-			if _, ok := tried[m.At]; !ok {
-				t.Fatalf("%s: moment %+v was not tried by the exhaustive search", c.name, m)
-			}
-			if m.Runs < opt.Branches && m.Verdict == Passes {
+			switch {
+			case m.Verdict == Undecided:
+				probes++
+			case m.Runs < opt.Branches && m.Verdict == Passes:
 				earlyPass++
+			}
+			if r := c.outcome(m.At, 1); m.Verdict == Passes && !r.Passed && r.Class == c.fail.Class {
+				turned++
 			}
 			n += m.Runs
 		}
-		if res.Runs < n || res.Runs > all.Runs || res.Runs > n+(opt.Parallel-1)*len(res.Moments) {
-			t.Fatalf("%s: %d runs, %d of them counted by its moments; the exhaustive search took %d", c.name, res.Runs, n, all.Runs)
+		if m, ok := tried[res.Inevitable]; res.Inevitable != end && (!ok || m.Verdict != Fails) {
+			t.Fatalf("%s: inevitable at %v, a moment it did not decide fails (%+v)", c.name, res.Inevitable, m)
+		}
+		m, ok := tried[res.After]
+		switch {
+		case ok && m.Verdict == Passes:
+			for _, at := range scan(c.fail, c.opt) {
+				if at > res.After && at < res.Inevitable {
+					t.Fatalf("%s: (%v, %v] holds the moment %v of the scan", c.name, res.After, res.Inevitable, at)
+				}
+			}
+			for _, f := range c.fail.Schedule.Faults {
+				for _, at := range []time.Duration{f.At, f.At + 1} {
+					if at > res.After && at < res.Inevitable {
+						t.Fatalf("%s: (%v, %v] holds the edge %v of a fault", c.name, res.After, res.Inevitable, at)
+					}
+				}
+			}
+			halvings := 0
+			for at := range tried {
+				if !slices.Contains(scan(c.fail, c.opt), at) && !slices.ContainsFunc(c.fail.Schedule.Faults, func(f faults.Fault) bool { return at == f.At || at == f.At+1 }) {
+					halvings++
+				}
+			}
+			if res.Inevitable-res.After > c.halve() && halvings < 2*opt.Refine+2 {
+				t.Fatalf("%s: (%v, %v] is wider than %v after %d halvings", c.name, res.After, res.Inevitable, c.halve(), halvings)
+			}
+			if res.Inevitable-res.After == 1 && len(res.Faults) > 0 {
+				edge++
+			}
+			if res.Inevitable-res.After < time.Duration(c.fail.SimNs)/time.Duration(c.opt.Moments) {
+				refined++
+			}
+		case res.After == 0 && res.Inevitable == 0 && tried[0].Verdict == Fails:
+			fromStart++ // nothing passes before the interval: moment 0 of the scan fails
+		default:
+			t.Fatalf("%s: (%v, %v]: its start is not a moment that passes (%+v, tried %v)", c.name, res.After, res.Inevitable, m, ok)
+		}
+		if wf, we := answer(res.After, res.Inevitable); !reflect.DeepEqual(res.Faults, wf) || !reflect.DeepEqual(res.Events, we) {
+			t.Fatalf("%s: faults %v and events %v; the interval holds %v and %v", c.name, res.Faults, res.Events, wf, we)
+		}
+		if res.Runs < n || res.Runs > n+(opt.Parallel-1)*len(res.Moments) {
+			t.Fatalf("%s: %d runs, %d of them counted by its moments", c.name, res.Runs, n)
+		}
+		if res.Interrupted || all.Interrupted {
+			t.Fatalf("%s: interrupted", c.name)
 		}
 		// Parallelism changes only how many forks a batch ran past the
 		// deciding one; the same search again is the same.
@@ -247,24 +332,15 @@ func TestSearchSameAsExhaustive(t *testing.T) {
 		if !reflect.DeepEqual(again, res) {
 			t.Fatalf("%s: twice, two results:\n%+v\n%+v", c.name, res, again)
 		}
-		if len(res.Moments) < len(all.Moments) {
-			short++
-		}
-		if lo < 0 {
-			fromStart++
-		}
-		if hi-lo < time.Duration(c.fail.SimNs)/time.Duration(c.opt.Moments) && lo >= 0 {
-			refined++
-		}
 		if res.Runs < all.Runs {
 			fewer++
 		}
 	}
 	// The cases reach every way the search can go.
-	t.Logf("early passes %d, fewer moments %d, from the start %d, refined %d, fewer runs %d", earlyPass, short, fromStart, refined, fewer)
-	if earlyPass == 0 || short == 0 || fromStart == 0 || refined == 0 || fewer == 0 {
-		t.Errorf("the constructed cases miss a way: early passes %d, fewer moments %d, from the start %d, refined %d, fewer runs %d",
-			earlyPass, short, fromStart, refined, fewer)
+	t.Logf("early passes %d, probes %d, turned %d, from the start %d, refined %d, at an edge %d, fewer runs %d, pure steps %d",
+		earlyPass, probes, turned, fromStart, refined, edge, fewer, steps)
+	if earlyPass == 0 || probes == 0 || turned == 0 || fromStart == 0 || refined == 0 || edge == 0 || fewer == 0 || steps == 0 {
+		t.Errorf("the constructed cases miss a way")
 	}
 }
 
