@@ -44,8 +44,8 @@ func measure(f func()) cost {
 
 // PrintCauseFigures measures seedfall cause in this process, in runs of
 // the seed it explains: its wall and CPU time over one run's, with every
-// fork run from t=0 (cause.Options.Scratch) and with forks from
-// checkpoints (as the command runs them), at parallel forks at once (the
+// fork run from t=0 (as the command runs them) and with forks from
+// checkpoints (cause.Options.Checkpoints, -checkpoints), at parallel forks at once (the
 // command's default is 2). Each round times one run (on one core, as run
 // -parallel 1 runs it; the median of three), then both searches, so that
 // the machine's other load falls on all alike; the table shows the
@@ -85,9 +85,9 @@ func PrintCauseFigures(rounds, parallel int) {
 			one := cost{median(ws), median(cs)}
 			oneWall = append(oneWall, one.wall)
 			var took [2]cost
-			for i, scratch := range []bool{true, false} {
+			for i, cps := range []bool{false, true} {
 				took[i] = measure(func() {
-					found[i], err = cause.Find(ctx, p, sub.seed, nil, cause.Options{Parallel: parallel, Scratch: scratch})
+					found[i], err = cause.Find(ctx, p, sub.seed, nil, cause.Options{Parallel: parallel, Checkpoints: cps})
 					check(err)
 				})
 				wall[i] = append(wall[i], took[i].wall/one.wall)
