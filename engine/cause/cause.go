@@ -231,7 +231,8 @@ type search struct {
 	need int // failing forks for a moment to fail
 	most int // the most runs the search can take
 
-	tried map[time.Duration][]outcome // each moment's forks so far, by branch
+	tried  map[time.Duration][]outcome // the forks of each moment the search tried, by branch
+	aheads map[job]outcome             // forks run ahead of the search (bisect)
 
 	mu    sync.Mutex
 	runs  int
@@ -242,14 +243,14 @@ type search struct {
 // inevitable.
 func explain(ctx context.Context, fail *engine.Result, run runFork, opt Options) (*Result, error) {
 	opt = opt.withDefaults()
-	s := &search{opt: opt, fail: fail, run: run, tried: map[time.Duration][]outcome{}}
+	s := &search{opt: opt, fail: fail, run: run, tried: map[time.Duration][]outcome{}, aheads: map[job]outcome{}}
 	// The least count that meets the threshold, in the float arithmetic
 	// the threshold is stated in; more than Branches when none does.
 	for s.need = 0; s.need <= opt.Branches && float64(s.need) < opt.Threshold*float64(opt.Branches); s.need++ {
 	}
 	end := time.Duration(fail.SimNs)
 	pl := newPlan(fail, opt)
-	s.most = (len(pl.scan) + len(pl.edges) + pl.halvings) * opt.Branches
+	s.most = (len(pl.scan) + len(pl.edges) + pl.halvings) * (opt.Branches + opt.Parallel - 1)
 	res := &Result{Failure: fail}
 
 	// The failing run itself counts as failing at its end; lo -1 is
@@ -276,9 +277,12 @@ func explain(ctx context.Context, fail *engine.Result, run runFork, opt Options)
 		}
 		// Then narrowed, every fork of each moment tried.
 		for ctx.Err() == nil {
-			at, ok := pl.next(lo, hi)
+			at, halving, ok := pl.next(lo, hi, pl.halved)
 			if !ok {
 				break
+			}
+			if halving {
+				pl.halved++
 			}
 			ms, err := s.moments(ctx, []time.Duration{at})
 			if err != nil {
@@ -346,9 +350,8 @@ type plan struct {
 	// halve halves an interval while it is wider than this: the scan's
 	// step over 2^Refine.
 	halve time.Duration
-	// halvings is the most halvings a search makes.
-	halvings int
-	halved   int
+	// halvings is the most halvings a search makes, halved those made.
+	halvings, halved int
 }
 
 func newPlan(fail *engine.Result, opt Options) *plan {
@@ -362,30 +365,29 @@ func newPlan(fail *engine.Result, opt Options) *plan {
 	return pl
 }
 
-// next is the moment to try in (lo, hi): the middle moment of the scan
-// inside it, else the middle edge inside it, else its middle while it is
-// wider than halve. ok is false when there is none: the interval is as
-// narrow as the search makes it.
-func (pl *plan) next(lo, hi time.Duration) (at time.Duration, ok bool) {
+// next is the moment to try in (lo, hi), halved halvings made: the
+// middle moment of the scan inside it, else the middle edge inside it,
+// else its middle (halving) while it is wider than halve. ok is false
+// when there is none: the interval is as narrow as the search makes it.
+func (pl *plan) next(lo, hi time.Duration, halved int) (at time.Duration, halving, ok bool) {
 	inside := func(ats []time.Duration) []time.Duration {
 		i, _ := slices.BinarySearch(ats, lo+1)
 		j, _ := slices.BinarySearch(ats, hi)
 		return ats[i:j]
 	}
 	if in := inside(pl.scan); len(in) > 0 {
-		return in[len(in)/2], true
+		return in[len(in)/2], false, true
 	}
 	if lo < 0 {
-		return 0, false // every moment of the scan fails
+		return 0, false, false // every moment of the scan fails
 	}
 	if in := inside(pl.edges); len(in) > 0 {
-		return in[len(in)/2], true
+		return in[len(in)/2], false, true
 	}
-	if hi-lo > pl.halve && pl.halved < pl.halvings {
-		pl.halved++
-		return lo + (hi-lo)/2, true
+	if hi-lo > pl.halve && halved < pl.halvings {
+		return lo + (hi-lo)/2, true, true
 	}
-	return 0, false
+	return 0, false, false
 }
 
 // bisect narrows (lo, hi), from the start of the run (-1) to its failure,
@@ -400,15 +402,29 @@ func (pl *plan) next(lo, hi time.Duration) (at time.Duration, ok bool) {
 // decided to pass at or before lo: a probe moves an end inward past no
 // decided moment, and an end that turns moves to the nearest moment
 // tried beyond it that went the other way.
+//
+// With Parallel > 1, the forks that would otherwise wait for a probe run
+// the first fork of the moments the search tries next if the probe fails
+// (and then if it passes), ahead of time: the search takes their outcomes
+// when it gets there, and goes the same way as one fork at a time.
 func (s *search) bisect(ctx context.Context, pl *plan, lo, hi time.Duration) error {
 	end := time.Duration(s.fail.SimNs)
 	for ctx.Err() == nil {
 		for ctx.Err() == nil {
-			at, ok := pl.next(lo, hi)
+			at, halving, ok := pl.next(lo, hi, pl.halved)
 			if !ok {
 				break
 			}
-			if err := s.firstFork(ctx, at); err != nil {
+			if halving {
+				pl.halved++
+			}
+			var ahead []job
+			for _, b := range [][2]time.Duration{{lo, at}, {at, hi}} {
+				if a, _, ok := pl.next(b[0], b[1], pl.halved); ok && len(ahead) < s.opt.Parallel-1 {
+					ahead = append(ahead, job{a, 0})
+				}
+			}
+			if err := s.fork(ctx, job{at, 0}, ahead); err != nil {
 				return err
 			}
 			switch s.leans(at) {
@@ -458,15 +474,6 @@ func (s *search) bisect(ctx context.Context, pl *plan, lo, hi time.Duration) err
 	return nil
 }
 
-// firstFork runs the first fork of the moment at, if it has not run.
-func (s *search) firstFork(ctx context.Context, at time.Duration) error {
-	outs := s.outs(at)
-	if outs[0] != pending {
-		return nil
-	}
-	return s.forks(ctx, []time.Duration{at}, []job{{0, 0}}, [][]outcome{outs})
-}
-
 // leans is the way the moment at goes: its verdict once decided, else
 // the way its first fork went (Undecided if that has not run).
 func (s *search) leans(at time.Duration) Verdict {
@@ -483,7 +490,8 @@ func (s *search) leans(at time.Duration) Verdict {
 	return Undecided
 }
 
-// outs is the outcomes of the moment at's forks so far.
+// outs is the outcomes of the forks of the moment at the search has
+// tried, by branch.
 func (s *search) outs(at time.Duration) []outcome {
 	o, ok := s.tried[at]
 	if !ok {
@@ -504,13 +512,13 @@ func (s *search) moment(ctx context.Context, at time.Duration) (Moment, error) {
 		var jobs []job
 		for k := 0; k < len(outs) && len(jobs) < s.opt.Parallel; k++ {
 			if outs[k] == pending {
-				jobs = append(jobs, job{0, k})
+				jobs = append(jobs, job{at, k})
 			}
 		}
 		if len(jobs) == 0 {
 			break
 		}
-		if err := s.forks(ctx, []time.Duration{at}, jobs, [][]outcome{outs}); err != nil {
+		if err := s.forks(ctx, jobs, nil); err != nil {
 			return Moment{}, err
 		}
 	}
@@ -520,39 +528,67 @@ func (s *search) moment(ctx context.Context, at time.Duration) (Moment, error) {
 // moments runs every fork of every moment at ats, all Parallel at a
 // time, and counts them all.
 func (s *search) moments(ctx context.Context, ats []time.Duration) ([]Moment, error) {
-	outs := make([][]outcome, len(ats))
 	var jobs []job
-	for m, at := range ats {
-		outs[m] = s.outs(at)
-		for b, o := range outs[m] {
+	for _, at := range ats {
+		for b, o := range s.outs(at) {
 			if o == pending {
-				jobs = append(jobs, job{m, b})
+				jobs = append(jobs, job{at, b})
 			}
 		}
 	}
-	err := s.forks(ctx, ats, jobs, outs)
+	err := s.forks(ctx, jobs, nil)
 	ms := make([]Moment, len(ats))
-	for m := range ats {
-		ms[m] = s.count(ats[m], outs[m], len(outs[m]))
+	for i, at := range ats {
+		ms[i] = s.count(at, s.tried[at], s.opt.Branches)
 	}
 	return ms, err
 }
 
-type job struct{ m, b int } // fork b of moment m
+// fork runs the fork j for the search, and the forks ahead alongside it
+// for later.
+func (s *search) fork(ctx context.Context, j job, ahead []job) error {
+	if s.outs(j.at)[j.b] != pending {
+		return nil
+	}
+	return s.forks(ctx, []job{j}, ahead)
+}
 
-// forks runs jobs in order, Parallel at a time, and records each fork's
-// outcome in outs. Once the context ends it starts no more, and a fork it
-// cut short stays pending.
-func (s *search) forks(ctx context.Context, ats []time.Duration, jobs []job, outs [][]outcome) error {
-	ch := make(chan job)
+type job struct {
+	at time.Duration
+	b  int // the fork's branch, from 0
+}
+
+// forks runs jobs for the search, and ahead for later, Parallel at a time
+// in that order, and records each fork's outcome: a job's in tried, one
+// ahead in aheads, where the search takes it from when it gets to it
+// (taken). Once the context ends it starts no more, and a fork it cut
+// short stays pending.
+func (s *search) forks(ctx context.Context, jobs, ahead []job) error {
+	var todo []job
+	for _, j := range jobs {
+		if !s.taken(j) {
+			todo = append(todo, j)
+		}
+	}
+	n := len(todo)
+	for _, j := range ahead {
+		if _, ok := s.aheads[j]; !ok && s.outs(j.at)[j.b] == pending && len(todo) < s.opt.Parallel {
+			todo = append(todo, j)
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	ch := make(chan int)
 	var firstErr error
 	var wg sync.WaitGroup
-	for w := 0; w < min(s.opt.Parallel, len(jobs)); w++ {
+	for w := 0; w < min(s.opt.Parallel, len(todo)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for j := range ch {
-				r, err := s.run(ctx, ats[j.m], uint64(j.b+1))
+			for i := range ch {
+				j := todo[i]
+				r, err := s.run(ctx, j.at, uint64(j.b+1))
 				s.mu.Lock()
 				switch {
 				case err != nil && ctx.Err() != nil:
@@ -561,9 +597,14 @@ func (s *search) forks(ctx context.Context, ats []time.Duration, jobs []job, out
 						firstErr = err
 					}
 				default:
-					outs[j.m][j.b] = passed
+					o := passed
 					if !r.Passed && r.Class == s.fail.Class {
-						outs[j.m][j.b] = failed
+						o = failed
+					}
+					if i < n {
+						s.tried[j.at][j.b] = o
+					} else {
+						s.aheads[j] = o
 					}
 					s.runs++
 					s.steps += r.Steps
@@ -575,15 +616,26 @@ func (s *search) forks(ctx context.Context, ats []time.Duration, jobs []job, out
 			}
 		}()
 	}
-	for _, j := range jobs {
+	for i := range todo {
 		if ctx.Err() != nil {
 			break
 		}
-		ch <- j
+		ch <- i
 	}
 	close(ch)
 	wg.Wait()
 	return firstErr
+}
+
+// taken moves the outcome of j from the forks run ahead to the search's,
+// and reports whether there was one.
+func (s *search) taken(j job) bool {
+	o, ok := s.aheads[j]
+	if ok {
+		s.outs(j.at)[j.b] = o
+		delete(s.aheads, j)
+	}
+	return ok
 }
 
 // decide is the moment at as its forks' outcomes establish it: counting

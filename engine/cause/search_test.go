@@ -308,7 +308,7 @@ func TestSearchBisects(t *testing.T) {
 		if wf, we := answer(res.After, res.Inevitable); !reflect.DeepEqual(res.Faults, wf) || !reflect.DeepEqual(res.Events, we) {
 			t.Fatalf("%s: faults %v and events %v; the interval holds %v and %v", c.name, res.Faults, res.Events, wf, we)
 		}
-		if res.Runs < n || res.Runs > n+(opt.Parallel-1)*len(res.Moments) {
+		if res.Runs < n || res.Runs > n+2*(opt.Parallel-1)*len(res.Moments) {
 			t.Fatalf("%s: %d runs, %d of them counted by its moments", c.name, res.Runs, n)
 		}
 		if res.Interrupted || all.Interrupted {
