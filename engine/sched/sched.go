@@ -9,6 +9,7 @@ package sched
 
 import (
 	"container/heap"
+	"iter"
 	"sync/atomic"
 	"time"
 
@@ -35,9 +36,16 @@ type Proc struct {
 	Name  string
 	Steps uint64 // how many times it got the baton
 
-	s       *Sched
-	state   State
-	resume  chan bool // true: die instead of continuing
+	s     *Sched
+	state State
+	// The process runs as a coroutine of Run's goroutine (iter.Pull):
+	// next hands it the baton, and it gives it back with yield. A hand-
+	// over is a direct switch between two goroutines, which neither
+	// goes through the Go scheduler's run queues nor wakes a thread for
+	// an idle core.
+	next    func() (struct{}, bool)
+	yield   func(struct{}) bool
+	killed  bool // set with the baton: die instead of continuing
 	readyAt func() int64
 	body    func(p *Proc)
 	hold    int64 // the process may not run before this time (a pause)
@@ -56,7 +64,6 @@ func (p *Proc) State() State { return p.state }
 type Sched struct {
 	now     int64
 	procs   []*Proc
-	yield   chan *Proc
 	rng     rng.Stream
 	steps   uint64
 	events  eventHeap
@@ -73,7 +80,7 @@ type Sched struct {
 
 // New returns a scheduler at virtual time 0 drawing its choices from r.
 func New(r rng.Stream) *Sched {
-	return &Sched{yield: make(chan *Proc), rng: r}
+	return &Sched{rng: r}
 }
 
 // Now is the current virtual time in nanoseconds since the start of the run.
@@ -85,15 +92,15 @@ func (s *Sched) Steps() uint64 { return s.steps }
 // Go creates a process that runs body once it first gets the baton. When body
 // returns the process has exited.
 func (s *Sched) Go(name string, body func(p *Proc)) *Proc {
-	p := &Proc{Name: name, s: s, state: Fresh, resume: make(chan bool), body: body}
+	p := &Proc{Name: name, s: s, state: Fresh, body: body}
 	s.procs = append(s.procs, p)
-	go func() {
-		if killed := <-p.resume; !killed {
+	p.next, _ = iter.Pull(func(yield func(struct{}) bool) {
+		p.yield = yield
+		if !p.killed {
 			p.body(p)
 		}
 		p.state = Exited
-		s.yield <- p
-	}()
+	})
 	return p
 }
 
@@ -105,8 +112,8 @@ func (s *Sched) Go(name string, body func(p *Proc)) *Proc {
 func (p *Proc) Block(readyAt func() int64) (killed bool) {
 	p.readyAt = readyAt
 	p.state = Blocked
-	p.s.yield <- p
-	return <-p.resume
+	p.yield(struct{}{})
+	return p.killed
 }
 
 // Hold keeps p from running before virtual time until, whatever it waits
@@ -219,8 +226,8 @@ func (s *Sched) At(t int64, fn func()) {
 func (s *Sched) Kill(p *Proc) {
 	switch p.state {
 	case Fresh, Blocked, Runnable:
-		p.resume <- true
-		<-s.yield
+		p.killed = true
+		p.next()
 	}
 	p.state = Exited
 	s.remove(p)
@@ -343,8 +350,8 @@ func (s *Sched) Run(opt Options) Outcome {
 			s.stepStart.Store(time.Now().UnixNano())
 			s.running.Store(p)
 		}
-		p.resume <- false
-		<-s.yield
+		p.killed = false
+		p.next()
 		if opt.Watchdog > 0 {
 			s.running.Store(nil)
 			if s.overdue.Load() == p {
