@@ -26,6 +26,7 @@ var cmds = []cmdInfo{
 	{"branch", "STREAM AT", "r = branch(r, stream=STREAM, at=AT); STREAM \"all\" re-keys every stream"},
 	{"replay", "", "r = replay(r)"},
 	{"shrink", "", "r = shrink(r)"},
+	{"cause", "", "c = cause(r): when r's failure became inevitable, and the faults just before"},
 	{"undo", "", "give r back its value before the last change"},
 	{"redo", "", "undo the last :undo"},
 	{"save", "FILE", "write the session as a script that replays it (seedfall script FILE)"},
@@ -46,8 +47,9 @@ func (r *REPL) Command(line string) {
 		return
 	}
 	fmt.Fprintf(r.o.Out, "# %s\n", stmt)
-	if r.evalSource(stmt, strings.TrimSpace(line)) && strings.HasPrefix(stmt, "r = ") {
-		fmt.Fprintln(r.o.Out, r.globals["r"])
+	// Show what the statement assigned: r, or c for :cause.
+	if name, _, ok := strings.Cut(stmt, " = "); r.evalSource(stmt, strings.TrimSpace(line)) && ok {
+		fmt.Fprintln(r.o.Out, r.globals[name])
 	}
 }
 
@@ -154,6 +156,14 @@ func (r *REPL) translate(name, arg string, fields []string) (string, error) {
 			return "", err
 		}
 		return fmt.Sprintf("r = %s(r)", name), nil
+	case "cause":
+		if err := want(0, "no arguments"); err != nil {
+			return "", err
+		}
+		if err := needR(); err != nil {
+			return "", err
+		}
+		return "c = cause(r)", nil
 	case "undo", "redo":
 		if err := want(0, "no arguments"); err != nil {
 			return "", err

@@ -36,6 +36,7 @@ func (e *Env) builtins() sl.StringDict {
 		"load_run":    sl.NewBuiltin("load_run", e.loadRunFn),
 		"branch":      sl.NewBuiltin("branch", e.branchFn),
 		"shrink":      sl.NewBuiltin("shrink", e.shrinkFn),
+		"cause":       sl.NewBuiltin("cause", e.causeFn),
 		"fault":       sl.NewBuiltin("fault", faultFn),
 		"schedule":    sl.NewBuiltin("schedule", e.scheduleFn),
 		"duration":    sl.NewBuiltin("duration", durationFn),

@@ -49,11 +49,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	opt := cause.Options{Moments: *moments, Branches: *branches, Parallel: *parallel, Exhaustive: *all, Checkpoints: *checkpoints}
 	if isTerminal(stderr) {
 		opt.Progress = func(done, most int) {
-			if *all {
-				fmt.Fprintf(stderr, "\r\033[Kforking: %d of %d runs", done, most)
-			} else {
-				fmt.Fprintf(stderr, "\r\033[Kforking: %d runs, at most %d", done, most)
-			}
+			fmt.Fprintf(stderr, "\r\033[Kforking: %d runs, at most %d", done, most)
 		}
 	}
 	res, err := cause.Find(ctx, s.p, *seed, sch, opt)

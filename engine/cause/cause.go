@@ -30,6 +30,7 @@
 package cause
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -46,14 +47,14 @@ type Options struct {
 	Moments   int     // moments across the run to scan before refining (default 16)
 	Branches  int     // forks per moment (default 8)
 	Threshold float64 // share of a moment's Branches forks that must fail for it to fail (default 0.9)
-	Refine    int     // halvings of the interval found (default 6)
+	Refine    int     // halve the interval down to the scan's step over 2^Refine, in at most 2*Refine+2 halvings (default 6)
 	Parallel  int     // runs at once (default 1)
 	// Exhaustive runs all Branches forks of every moment of the scan,
 	// takes the earliest from which every later one fails, and narrows
 	// the interval from there with all the forks of each moment tried.
 	Exhaustive bool
 	// Progress, if set, hears how many runs are done, and the most the
-	// search can take (all of them, when Exhaustive).
+	// search can take.
 	Progress func(done, most int)
 	// Checkpoints starts every fork from the latest checkpoint at or
 	// before its moment instead of from t=0: the same forks, the same
@@ -325,7 +326,7 @@ func explain(ctx context.Context, fail *engine.Result, run runFork, opt Options)
 	}
 	res.Interrupted = ctx.Err() != nil
 	res.Runs, res.Steps = s.runs, s.steps
-	slices.SortFunc(res.Moments, func(a, b Moment) int { return int(a.At - b.At) })
+	slices.SortFunc(res.Moments, func(a, b Moment) int { return cmp.Compare(a.At, b.At) })
 	res.After, res.Inevitable = max(lo, 0), hi
 	for _, f := range fail.Schedule.Faults {
 		if f.At >= lo && f.At < hi {
