@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"reflect"
 	"slices"
@@ -101,9 +100,9 @@ func pages(m api.Module, globals []string, prev *pagedGuest) (*pagedGuest, int, 
 	for i := range g.pages {
 		pg := buf[i*pageSize : min(len(buf), (i+1)*pageSize)]
 		switch {
-		case allZero(pg):
 		case prev != nil && i < len(prev.pages) && prev.pages[i] != nil && bytes.Equal(prev.pages[i], pg):
 			g.pages[i] = prev.pages[i]
+		case allZero(pg):
 		default:
 			g.pages[i] = bytes.Clone(pg)
 			copied += len(pg)
@@ -112,20 +111,9 @@ func pages(m api.Module, globals []string, prev *pagedGuest) (*pagedGuest, int, 
 	return g, copied, nil
 }
 
-func allZero(b []byte) bool {
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b) != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
+func allZero(b []byte) bool { return bytes.Equal(b, zeroPage[:len(b)]) }
+
+var zeroPage [pageSize]byte
 
 // fill writes the copy's memory into mem, which may hold anything.
 func (g *pagedGuest) fill(mem []byte) {

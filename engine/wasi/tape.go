@@ -27,11 +27,41 @@ import (
 // Recording costs a copy of what the host reads; playing back costs the
 // host's own work, a small part of a run (the guests' code is most of it).
 type Tape struct {
-	items []tapeItem
+	// The items, in chunks of tapeChunk that never move: a tape grows
+	// by a chunk at a time rather than by copying itself over.
+	chunks [][]tapeItem
+	n      int
+	slab   []byte // what memory reads returned, back to back: items' data point into it
 }
 
+const tapeChunk = 1024
+
 // Len is the number of items on the tape.
-func (t *Tape) Len() int { return len(t.items) }
+func (t *Tape) Len() int { return t.n }
+
+// add appends it to the tape.
+func (t *Tape) add(it tapeItem) {
+	if t.n%tapeChunk == 0 {
+		t.chunks = append(t.chunks, make([]tapeItem, 0, tapeChunk))
+	}
+	c := &t.chunks[len(t.chunks)-1]
+	*c = append(*c, it)
+	t.n++
+}
+
+// at is item i of the tape.
+func (t *Tape) at(i int) *tapeItem { return &t.chunks[i/tapeChunk][i%tapeChunk] }
+
+// keep copies b onto the tape's slab and returns the copy (empty, not
+// nil, for an empty b).
+func (t *Tape) keep(b []byte) []byte {
+	if t.slab == nil || cap(t.slab)-len(t.slab) < len(b) {
+		t.slab = make([]byte, 0, max(64<<10, len(b)))
+	}
+	at := len(t.slab)
+	t.slab = append(t.slab, b...)
+	return t.slab[at:len(t.slab):len(t.slab)]
+}
 
 type tapeOp uint8
 
@@ -92,7 +122,7 @@ func (p *Process) recModule(m api.Module) api.Module {
 // put adds an item to the tape while a host call is being served.
 func (p *Process) put(it tapeItem) {
 	if p.inCall {
-		p.Tape.items = append(p.Tape.items, it)
+		p.Tape.add(it)
 	}
 }
 
@@ -177,11 +207,8 @@ func (m *recMemory) Size() uint32 {
 
 func (m *recMemory) read(off, n uint32, b []byte, ok bool) {
 	it := tapeItem{op: tapeRead, off: off, n: n}
-	if ok {
-		it.data = bytes.Clone(b)
-		if it.data == nil {
-			it.data = []byte{}
-		}
+	if ok && m.p.inCall {
+		it.data = m.p.Tape.keep(b)
 	}
 	m.p.put(it)
 }
@@ -264,14 +291,14 @@ func b2u(b bool) uint64 {
 // through its Refused.
 func (p *Process) Refused(had, asked uint64) {
 	if p.Tape != nil {
-		p.Tape.items = append(p.Tape.items, tapeItem{op: tapeRefused, params: []uint64{had, asked}})
+		p.Tape.add(tapeItem{op: tapeRefused, params: []uint64{had, asked}})
 	}
 }
 
 // Ended puts on the tape how the guest ended between host calls (a trap).
 func (p *Process) Ended(err error) {
 	if p.Tape != nil && err != nil {
-		p.Tape.items = append(p.Tape.items, tapeItem{op: tapeEnd, err: err})
+		p.Tape.add(tapeItem{op: tapeEnd, err: err})
 	}
 }
 
@@ -280,15 +307,15 @@ func (p *Process) Ended(err error) {
 // on the tape, and a tape played back gives it back. Call it once, last.
 func (p *Process) Final(g api.Global) uint64 {
 	if pb := p.Play; pb != nil {
-		t := pb.Tape.items
-		if len(t) == 0 || t[len(t)-1].op != tapeFinal {
+		t := pb.Tape
+		if t.n == 0 || t.at(t.n-1).op != tapeFinal {
 			pb.diverged("the guest's last global", nil)
 		}
-		return t[len(t)-1].val
+		return t.at(t.n - 1).val
 	}
 	v := g.Get()
 	if p.Tape != nil {
-		p.Tape.items = append(p.Tape.items, tapeItem{op: tapeFinal, val: v})
+		p.Tape.add(tapeItem{op: tapeFinal, val: v})
 	}
 	return v
 }
@@ -335,7 +362,7 @@ func (p *Process) scanMapping(compare func() []disk.Dirty) []disk.Dirty {
 			it.params = append(it.params, uint64(d.Off), uint64(len(d.Data)))
 			it.data = append(it.data, d.Data...)
 		}
-		p.Tape.items = append(p.Tape.items, it)
+		p.Tape.add(it)
 	}
 	return dirty
 }
@@ -368,18 +395,18 @@ func (pb *Playback) diverged(want string, it *tapeItem) {
 		got = it.String()
 	}
 	ctx := ""
-	for i := max(0, pb.pos-12); i < min(len(pb.Tape.items), pb.pos+3); i++ {
-		ctx += fmt.Sprintf("\n  %d: %s", i, pb.Tape.items[i].String())
+	for i := max(0, pb.pos-12); i < min(pb.Tape.n, pb.pos+3); i++ {
+		ctx += fmt.Sprintf("\n  %d: %s", i, pb.Tape.at(i).String())
 	}
-	panic(fmt.Sprintf("seedfall: playback diverged at item %d of %d: the host asked for %s, the tape has %s%s", pb.pos, len(pb.Tape.items), want, got, ctx))
+	panic(fmt.Sprintf("seedfall: playback diverged at item %d of %d: the host asked for %s, the tape has %s%s", pb.pos, pb.Tape.n, want, got, ctx))
 }
 
 // next returns the next item, which must be of kind op.
 func (pb *Playback) next(op tapeOp, name string) *tapeItem {
-	if pb.pos >= len(pb.Tape.items) {
+	if pb.pos >= pb.Tape.n {
 		pb.diverged(tapeOps[op]+" "+name, nil)
 	}
-	it := &pb.Tape.items[pb.pos]
+	it := pb.Tape.at(pb.pos)
 	if it.op != op || (name != "" && it.name != name) {
 		pb.diverged(tapeOps[op]+" "+name, it)
 	}
@@ -416,10 +443,10 @@ func (p *Process) playUntilPause(ctx context.Context) error {
 		pb.mod.pb, pb.mod.mem.pb = pb, pb
 	}
 	for {
-		if pb.pos >= len(pb.Tape.items) {
+		if pb.pos >= pb.Tape.n {
 			pb.diverged("the guest's next step", nil)
 		}
-		it := &pb.Tape.items[pb.pos]
+		it := pb.Tape.at(pb.pos)
 		pb.pos++
 		switch it.op {
 		case tapeCall:

@@ -201,7 +201,7 @@ func watched(name, key string, f api.GoModuleFunc, pure bool) api.GoModuleFunc {
 				p.inst = m
 			}
 			if p.Tape != nil && p.Play == nil {
-				p.Tape.items = append(p.Tape.items, tapeItem{op: tapeCall, name: key, params: slices.Clone(s)})
+				p.Tape.add(tapeItem{op: tapeCall, name: key, params: slices.Clone(s)})
 				m = p.recModule(m)
 				p.inCall = true
 				defer func() { p.inCall = false }()
