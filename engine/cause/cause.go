@@ -118,9 +118,10 @@ type Result struct {
 	// likely cause.
 	Faults []faults.Fault
 	Events []trace.Line
-	// Runs are the forks run: the sum
-	// of the Moments' Runs, and with Parallel > 1 the forks that a batch
-	// ran past a moment's deciding fork, which count for nothing.
+	// Runs are the forks run: the sum of the Moments' Runs, and with
+	// Parallel > 1 the forks that a batch ran past a moment's deciding
+	// fork and those run ahead that the search never took, which count
+	// for nothing.
 	Runs int
 	// Steps are the scheduler steps of those runs: Steps over
 	// Failure.Steps is what the search cost in runs of the seed.
@@ -134,8 +135,8 @@ type Result struct {
 	// time, and After 0, when no moment was decided.
 	Interrupted bool
 	// Checkpoints are the checkpoints the forks started from (none
-	// without Options.Checkpoints), and CheckpointBytes the memory their copies of
-	// the guests held.
+	// without Options.Checkpoints), and CheckpointBytes the memory their
+	// copies of the guests held.
 	Checkpoints, CheckpointBytes int
 }
 
