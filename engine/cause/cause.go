@@ -279,12 +279,9 @@ func explain(ctx context.Context, fail *engine.Result, run runFork, opt Options)
 		}
 		// Then narrowed, every fork of each moment tried.
 		for ctx.Err() == nil {
-			at, halving, ok := pl.next(lo, hi, pl.halved)
+			at, ok := pl.take(lo, hi)
 			if !ok {
 				break
-			}
-			if halving {
-				pl.halved++
 			}
 			ms, err := s.moments(ctx, []time.Duration{at})
 			if err != nil {
@@ -392,6 +389,15 @@ func (pl *plan) next(lo, hi time.Duration, halved int) (at time.Duration, halvin
 	return 0, false, false
 }
 
+// take is next with the halvings made so far, and counts a halving.
+func (pl *plan) take(lo, hi time.Duration) (time.Duration, bool) {
+	at, halving, ok := pl.next(lo, hi, pl.halved)
+	if halving {
+		pl.halved++
+	}
+	return at, ok
+}
+
 // bisect narrows (lo, hi), from the start of the run (-1) to its failure,
 // to a moment that passes and the next that fails. It tries each moment
 // with its first fork alone and goes the way that fork went; once no
@@ -413,12 +419,9 @@ func (s *search) bisect(ctx context.Context, pl *plan, lo, hi time.Duration) err
 	end := time.Duration(s.fail.SimNs)
 	for ctx.Err() == nil {
 		for ctx.Err() == nil {
-			at, halving, ok := pl.next(lo, hi, pl.halved)
+			at, ok := pl.take(lo, hi)
 			if !ok {
 				break
-			}
-			if halving {
-				pl.halved++
 			}
 			var ahead []job
 			for _, b := range [][2]time.Duration{{lo, at}, {at, hi}} {
