@@ -255,16 +255,18 @@ func TestCauseFromCheckpointsIsFromScratch(t *testing.T) {
 	} {
 		p := prepare(t, c.world)
 		seed := failing(t, p, c.nth)
-		opt := Options{Moments: 6, Branches: 3, Refine: 3, Parallel: 2, Exhaustive: true}
-		scratch := find(t, p, seed, opt)
-		opt.Checkpoints = true
-		forked := find(t, p, seed, opt)
-		if forked.Checkpoints == 0 {
-			t.Errorf("%s seed %d: no fork started from a checkpoint", c.world, seed)
-		}
-		sameAnswer(t, c.world, forked, scratch)
-		if !reflect.DeepEqual(forked.Moments, scratch.Moments) {
-			t.Errorf("%s seed %d: the moments' forks ended otherwise:\nfrom checkpoints %+v\nfrom t=0         %+v", c.world, seed, forked.Moments, scratch.Moments)
+		for _, all := range []bool{true, false} {
+			opt := Options{Moments: 6, Branches: 3, Refine: 3, Parallel: 2, Exhaustive: all}
+			scratch := find(t, p, seed, opt)
+			opt.Checkpoints = true
+			forked := find(t, p, seed, opt)
+			if forked.Checkpoints == 0 {
+				t.Errorf("%s seed %d: no fork started from a checkpoint", c.world, seed)
+			}
+			sameAnswer(t, c.world, forked, scratch)
+			if !reflect.DeepEqual(forked.Moments, scratch.Moments) {
+				t.Errorf("%s seed %d, exhaustive %v: the moments' forks ended otherwise:\nfrom checkpoints %+v\nfrom t=0         %+v", c.world, seed, all, forked.Moments, scratch.Moments)
+			}
 		}
 	}
 }
