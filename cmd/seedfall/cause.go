@@ -81,6 +81,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 			AfterNs      int64          `json:"after_ns"`
 			InevitableNs int64          `json:"inevitable_ns"`
 			Faults       []faults.Fault `json:"faults"`
+			Events       []string       `json:"events"`
 			Runs         int            `json:"runs"`
 			Steps        uint64         `json:"steps"`
 			Interrupted  bool           `json:"interrupted,omitempty"`
@@ -91,6 +92,10 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		if out.Faults == nil {
 			out.Faults = []faults.Fault{}
+		}
+		out.Events = []string{}
+		for _, l := range res.Events {
+			out.Events = append(out.Events, strings.TrimSpace(l.String()))
 		}
 		b, err := json.Marshal(out)
 		if err != nil {
