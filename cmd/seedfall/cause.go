@@ -32,8 +32,8 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
-	if *moments < 2 || *branches < 1 {
-		return fmt.Errorf("-moments must be at least 2, -branches at least 1")
+	if *moments < 2 || *moments > cause.MaxMoments || *branches < 1 || *branches > cause.MaxBranches {
+		return fmt.Errorf("-moments must be from 2 to %d, -branches from 1 to %d", cause.MaxMoments, cause.MaxBranches)
 	}
 	// Ctrl-C stops the forks in flight; what the moments the finished
 	// ones decided establish is printed.

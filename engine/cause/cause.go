@@ -143,6 +143,9 @@ type Result struct {
 // Find explains the failure of seed under sch (nil: the faults the seed
 // draws). It returns an error if the run passes.
 func Find(ctx context.Context, p *engine.Prepared, seed uint64, sch *faults.Schedule, opt Options) (*Result, error) {
+	if err := opt.check(); err != nil {
+		return nil, err
+	}
 	fail, err := p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: sch})
 	if err != nil {
 		return nil, err
@@ -191,6 +194,31 @@ func scan(fail *engine.Result, opt Options) []time.Duration {
 		ats[i] = end * time.Duration(i) / time.Duration(opt.Moments)
 	}
 	return ats
+}
+
+// Bounds on Options: past them a search would hold more moments, forks
+// or worlds at once than any explanation needs.
+const (
+	MaxMoments  = 1024
+	MaxBranches = 64
+	MaxRefine   = 20
+	MaxParallel = 256
+)
+
+// check refuses options past the bounds.
+func (opt Options) check() error {
+	for _, b := range []struct {
+		name   string
+		n, max int
+	}{{"moments", opt.Moments, MaxMoments}, {"branches", opt.Branches, MaxBranches}, {"refine", opt.Refine, MaxRefine}, {"parallel", opt.Parallel, MaxParallel}} {
+		if b.n > b.max {
+			return fmt.Errorf("%s is %d; at most %d", b.name, b.n, b.max)
+		}
+	}
+	if opt.Threshold > 1 {
+		return fmt.Errorf("threshold is %v; it is a share of the forks, at most 1", opt.Threshold)
+	}
+	return nil
 }
 
 // withDefaults fills in the zero options.

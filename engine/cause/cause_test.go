@@ -190,6 +190,27 @@ func TestCauseSameAsExhaustive(t *testing.T) {
 	}
 }
 
+// Options past the bounds are refused before anything runs: a search
+// never holds more moments, forks or worlds than an explanation needs.
+func TestCauseBounds(t *testing.T) {
+	p := prepare(t, "../../examples/kvlog/seedfall.json")
+	for _, c := range []struct {
+		opt  Options
+		want string
+	}{
+		{Options{Moments: 1 << 30}, "moments is 1073741824; at most 1024"},
+		{Options{Branches: 65}, "branches is 65; at most 64"},
+		{Options{Refine: 63}, "refine is 63; at most 20"},
+		{Options{Parallel: 1 << 20}, "parallel is 1048576; at most 256"},
+		{Options{Threshold: 2}, "threshold is 2; it is a share of the forks, at most 1"},
+	} {
+		res, err := Find(context.Background(), p, 1, nil, c.opt)
+		if err == nil || err.Error() != c.want || res != nil {
+			t.Errorf("%+v: %v, want %q", c.opt, err, c.want)
+		}
+	}
+}
+
 // A passing seed has nothing to explain.
 func TestCauseOfAPass(t *testing.T) {
 	p := prepare(t, "../../examples/kvlog/seedfall.fixed.json")
