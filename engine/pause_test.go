@@ -4,10 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/trace"
 )
 
@@ -130,6 +132,23 @@ func forksOf(t *testing.T, p *Prepared, seed uint64, parts int) []*Result {
 		if fork.Digest != scratch.Digest {
 			t.Fatalf("seed %d: the fork at %v is not the run from scratch (%s %s; from scratch %s %s):\n%s\n--- from scratch:\n%s", seed, c.At,
 				fork.Class, fork.Reason, scratch.Class, scratch.Reason, trace.Render(fork.Lines, ""), trace.Render(scratch.Lines, ""))
+		}
+		// What a user sees of a run besides its trace is the same too.
+		type seen struct {
+			Passed              bool
+			Class, Reason, Node string
+			SimNs               int64
+			Steps               uint64
+			Properties          []Property
+			History             *HistorySummary
+			Reach               disk.Reach
+			Weakened            uint64
+		}
+		see := func(r *Result) seen {
+			return seen{r.Passed, r.Class, r.Reason, r.Node, r.SimNs, r.Steps, r.Properties, r.History, r.Reach, r.Weakened}
+		}
+		if a, b := see(fork), see(scratch); !reflect.DeepEqual(a, b) {
+			t.Fatalf("seed %d: the fork at %v has the run's trace but not its result:\nfork    %+v\nscratch %+v", seed, c.At, a, b)
 		}
 		forks = append(forks, fork)
 	}
