@@ -12,7 +12,7 @@ import (
 	sl "go.starlark.net/starlark"
 )
 
-func writeScript(t *testing.T, name, src string) string {
+func writeScript(t testing.TB, name, src string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {

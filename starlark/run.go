@@ -329,13 +329,20 @@ func (e *Env) RunValue(ctx context.Context, w *World, seed uint64, sch *faults.S
 	if ctx.Err() != nil {
 		return nil, ErrInterrupted
 	}
-	res, err := p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: sch})
+	opt := engine.RunOptions{Seed: seed, Schedule: sch}
+	if sch != nil && !e.o.NoForks {
+		opt.From = e.forks.from(ctx, p, seed, sch)
+	}
+	res, err := p.Run(ctx, opt)
 	if ctx.Err() != nil {
 		// Whatever the run says, it may have been cut short.
 		return nil, ErrInterrupted
 	}
 	if err != nil {
 		return nil, err
+	}
+	if !e.o.NoForks {
+		e.forks.ran(p, seed, res.Schedule, res)
 	}
 	return &Run{World: w, Seed: seed, Given: sch, Result: res, env: e}, nil
 }

@@ -25,7 +25,7 @@ var (
 	engErr  error
 )
 
-func testEngine(t *testing.T) *engine.Engine {
+func testEngine(t testing.TB) *engine.Engine {
 	t.Helper()
 	engOnce.Do(func() { eng, engErr = engine.New(context.Background(), engine.Options{}) })
 	if engErr != nil {

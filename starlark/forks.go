@@ -1,0 +1,183 @@
+package starlark
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/faults"
+)
+
+// forks lets the branches of one run fork from a recording of it instead
+// of running its past again (engine.RunOptions.Checkpoints and From).
+// A run's branch is a run whose schedule is the run's with one more
+// branch, last: branch(r, ...), ctx.branch, ctx.branch_schedule's
+// schedules, replays of those. Once a run has been branched twice in its
+// second half, it is run once more with a checkpoint at each such moment
+// asked so far, and every later branch at or after one of them forks from
+// the latest. A fork's result is the run's from t=0, to the trace, steps,
+// properties and history (engine's TestForkIsARunFromScratch), so this
+// changes what branching costs and nothing else.
+//
+// Branching earlier does not pay: a fork still runs its future in full
+// and pays a few milliseconds to take its copies, and the recording costs
+// about a run and a third (docs/how-it-works.md, "Checkpoints and forks").
+// BenchmarkBranches, 20 branches of a kvlog run: 10-16% less at 51% of
+// the run, 16-22% at 76%, 35-45% at 15/16.
+type forks struct {
+	mu       sync.Mutex
+	parents  map[string]*parent
+	order    []string    // every parent, oldest first
+	recorded []recording // the parents recorded, oldest first
+	forked   int         // runs that forked, for the tests
+}
+
+type recording struct {
+	key   string
+	bytes int
+}
+
+// parent is what forks knows of one run: how long it and its branches
+// ran, the late moments branched at, and its recording once made.
+type parent struct {
+	mu       sync.Mutex
+	length   time.Duration
+	asked    []time.Duration
+	branched int
+	cps      []*engine.Checkpoint
+	bytes    int
+	failed   bool // the recording failed: run every branch from t=0
+}
+
+const (
+	maxParents        = 4         // recordings kept, the oldest dropped first
+	maxRecordedAt     = 8         // checkpoints in one recording
+	maxForkBytes      = 512 << 20 // the recordings' copies of guests, in all
+	branchesBeforeRec = 2         // late branches of a run before it is recorded
+)
+
+// key names the run of world p, seed and schedule s: its faults, branches
+// and duration.
+func forkKey(p *engine.Prepared, seed uint64, s *faults.Schedule) string {
+	k := struct {
+		Faults   []faults.Fault
+		Branches []faults.Branch
+		Duration time.Duration
+	}{s.Faults, s.Branches, s.Duration}
+	if len(k.Faults) == 0 {
+		k.Faults = nil
+	}
+	if len(k.Branches) == 0 {
+		k.Branches = nil
+	}
+	b, err := json.Marshal(k)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%p %d %s", p, seed, b)
+}
+
+func (f *forks) get(key string) *parent {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.parents == nil {
+		f.parents = map[string]*parent{}
+	}
+	pr := f.parents[key]
+	if pr == nil {
+		pr = &parent{}
+		f.parents[key] = pr
+		f.order = append(f.order, key)
+		if len(f.order) > 64 {
+			delete(f.parents, f.order[0])
+			f.order = slices.Clone(f.order[1:])
+		}
+	}
+	return pr
+}
+
+// ran notes how long the run of p, seed and s ran, for when it is
+// branched.
+func (f *forks) ran(p *engine.Prepared, seed uint64, s *faults.Schedule, res *engine.Result) {
+	if s == nil {
+		return
+	}
+	pr := f.get(forkKey(p, seed, s))
+	pr.mu.Lock()
+	pr.length = max(pr.length, time.Duration(res.SimNs))
+	pr.mu.Unlock()
+}
+
+// from is the checkpoint the run of p, seed and s starts from, if it is a
+// late branch of a run branched often enough (recording that run first
+// when it is due); nil: from t=0.
+func (f *forks) from(ctx context.Context, p *engine.Prepared, seed uint64, s *faults.Schedule) *engine.Checkpoint {
+	n := len(s.Branches)
+	if n == 0 {
+		return nil
+	}
+	at := s.Branches[n-1].At
+	ps := *s
+	ps.Branches = s.Branches[:n-1]
+	pr := f.get(forkKey(p, seed, &ps))
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.cps == nil && !pr.failed && pr.length > 0 && 2*at >= pr.length {
+		if !slices.Contains(pr.asked, at) && len(pr.asked) < maxRecordedAt {
+			pr.asked = append(pr.asked, at)
+		}
+		if pr.branched++; pr.branched >= branchesBeforeRec {
+			f.record(ctx, p, seed, &ps, pr)
+		}
+	}
+	var c *engine.Checkpoint
+	for _, cp := range pr.cps {
+		if cp.At <= at && cp.Reason == "" {
+			c = cp
+		}
+	}
+	if c != nil {
+		f.mu.Lock()
+		f.forked++
+		f.mu.Unlock()
+	}
+	return c
+}
+
+// record runs the parent ps once more with a checkpoint at each moment
+// asked, and keeps the recording within the bounds.
+func (f *forks) record(ctx context.Context, p *engine.Prepared, seed uint64, ps *faults.Schedule, pr *parent) {
+	moments := slices.Clone(pr.asked)
+	slices.Sort(moments)
+	res, err := p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: ps, Checkpoints: moments})
+	if err != nil || ctx.Err() != nil {
+		pr.failed = ctx.Err() == nil
+		return
+	}
+	pr.cps = res.Checkpoints
+	for _, c := range pr.cps {
+		pr.bytes += c.Bytes()
+	}
+	// Keep the newest recordings, within maxParents and maxForkBytes:
+	// an older parent is forgotten (a branch in flight still holds its
+	// recording), and its branches run from t=0 until it is recorded
+	// again.
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.recorded = append(f.recorded, recording{key: forkKey(p, seed, ps), bytes: pr.bytes})
+	total := 0
+	for i := len(f.recorded) - 1; i >= 0; i-- {
+		total += f.recorded[i].bytes
+		if len(f.recorded)-i > maxParents || total > maxForkBytes && i < len(f.recorded)-1 {
+			for _, r := range f.recorded[:i+1] {
+				delete(f.parents, r.key)
+			}
+			f.recorded = slices.Clone(f.recorded[i+1:])
+			break
+		}
+	}
+}
