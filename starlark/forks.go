@@ -15,8 +15,8 @@ import (
 // forks lets the branches of one run fork from a recording of it instead
 // of running its past again (engine.RunOptions.Checkpoints and From).
 // A run's branch is a run whose schedule is the run's with one more
-// branch, last: branch(r, ...), ctx.branch, ctx.branch_schedule's
-// schedules, replays of those. Once a run has been branched twice in its
+// branch, last: branch(r, ...), explore's ctx.branch and
+// ctx.branch_schedule's schedules in ctx.run_many, replays of those. Once a run has been branched twice in its
 // second half, it is run once more with a checkpoint at each such moment
 // asked so far, and every later branch at or after one of them forks from
 // the latest. A fork's result is the run's from t=0, to the trace, steps,
