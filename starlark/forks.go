@@ -16,10 +16,10 @@ import (
 // of running its past again (engine.RunOptions.Checkpoints and From).
 // A run's branch is a run whose schedule is the run's with one more
 // branch, last: branch(r, ...), explore's ctx.branch and
-// ctx.branch_schedule's schedules in ctx.run_many, replays of those. Once a run has been branched twice in its
-// second half, it is run once more with a checkpoint at each such moment
-// asked so far, and every later branch at or after one of them forks from
-// the latest. A fork's result is the run's from t=0, to the trace, steps,
+// ctx.branch_schedule's schedules in ctx.run_many, replays of those.
+// Once a run has been branched twice in its second half, it is run once
+// more with a checkpoint at each such moment asked so far, and every
+// later branch at or after one of them forks from the latest. A fork's result is the run's from t=0, to the trace, steps,
 // properties and history (engine's TestForkIsARunFromScratch), so this
 // changes what branching costs and nothing else.
 //
@@ -41,8 +41,8 @@ type recording struct {
 	bytes int
 }
 
-// parent is what forks knows of one run: how long it and its branches
-// ran, the late moments branched at, and its recording once made.
+// parent is what forks knows of one run: how long it ran, the late
+// moments it was branched at, and its recording once made.
 type parent struct {
 	mu       sync.Mutex
 	length   time.Duration
@@ -60,8 +60,8 @@ const (
 	branchesBeforeRec = 2         // late branches of a run before it is recorded
 )
 
-// key names the run of world p, seed and schedule s: its faults, branches
-// and duration.
+// forkKey names the run of world p, seed and schedule s: its faults,
+// branches and duration ("" if it cannot).
 func forkKey(p *engine.Prepared, seed uint64, s *faults.Schedule) string {
 	k := struct {
 		Faults   []faults.Fault
@@ -103,10 +103,14 @@ func (f *forks) get(key string) *parent {
 // ran notes how long the run of p, seed and s ran, for when it is
 // branched.
 func (f *forks) ran(p *engine.Prepared, seed uint64, s *faults.Schedule, res *engine.Result) {
-	if s == nil {
+	key := ""
+	if s != nil {
+		key = forkKey(p, seed, s)
+	}
+	if key == "" {
 		return
 	}
-	pr := f.get(forkKey(p, seed, s))
+	pr := f.get(key)
 	pr.mu.Lock()
 	pr.length = max(pr.length, time.Duration(res.SimNs))
 	pr.mu.Unlock()
@@ -123,7 +127,11 @@ func (f *forks) from(ctx context.Context, p *engine.Prepared, seed uint64, s *fa
 	at := s.Branches[n-1].At
 	ps := *s
 	ps.Branches = s.Branches[:n-1]
-	pr := f.get(forkKey(p, seed, &ps))
+	key := forkKey(p, seed, &ps)
+	if key == "" {
+		return nil
+	}
+	pr := f.get(key)
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if pr.cps == nil && !pr.failed && pr.length > 0 && 2*at >= pr.length {
