@@ -41,6 +41,7 @@ type Checkpoint struct {
 	tapes    map[incKey]*wasi.Tape // every incarnation of the run
 	guests   map[string]guestAt    // by program, the live incarnations
 	bytes    int                   // memory held by the copies
+	taken    bool                  // the run reached the moment
 }
 
 // Bytes is the memory the checkpoint's copies of the guests added to the
@@ -198,6 +199,7 @@ func (c *Checkpoint) agrees(p *Prepared, opt RunOptions) error {
 // checkpoint copies every live guest, all of them paused or not started.
 func (r *runner) checkpoint(c *Checkpoint) {
 	f := r.fork
+	c.taken = true
 	if f.bytes > maxCheckpointBytes {
 		c.Reason = fmt.Sprintf("the run's checkpoints hold %d MiB already, the most seedfall keeps", f.bytes>>20)
 		return
@@ -300,10 +302,16 @@ func (r *runner) switcher(n *node, c *compiled, start func(ctx context.Context, 
 	}
 }
 
-// checkpoints returns the run's checkpoints for its result.
-func (f *forkRun) checkpoints() []*Checkpoint {
+// checkpoints returns the run's checkpoints for its result; a run that
+// ended at end did not reach those after it.
+func (f *forkRun) checkpoints(end time.Duration) []*Checkpoint {
 	if f == nil {
 		return nil
+	}
+	for _, c := range f.cps {
+		if !c.taken && c.Reason == "" {
+			c.Reason = fmt.Sprintf("the run ended at %v, before this moment", end)
+		}
 	}
 	return slices.Clone(f.cps)
 }

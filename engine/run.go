@@ -427,7 +427,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 	if r.fork != nil {
 		res.switched = r.fork.copies
 	}
-	res.Checkpoints = r.fork.checkpoints()
+	res.Checkpoints = r.fork.checkpoints(time.Duration(res.SimNs))
 	res.Lines = r.tr.Lines()
 	summary := fmt.Sprintf("verdict passed=%v class=%s reason=%s at=%d steps=%d\n", res.Passed, res.Class, res.Reason, res.SimNs, res.Steps)
 	for _, n := range r.nodes {
@@ -623,6 +623,9 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 			}
 		}
 		wp.Play.Switch = r.switcher(n, c, func(ctx context.Context, copy *pagedGuest) (api.Module, error) {
+			if m, ok, err := img.restoreInto(ctx, c.pa, g, copy); ok {
+				return m, err
+			}
 			// The memory_limit counts what the guest grew, as in the run
 			// the copy is of, not the size of the instance it was in.
 			adopt := func(api.Module) { g.mem.adopt(g, copy.grown, uint64(copy.size)) }

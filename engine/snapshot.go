@@ -105,6 +105,45 @@ func (img *bootImage) release(ctx context.Context, m api.Module, wp *wasi.Proces
 	m.Close(ctx)
 }
 
+// restoreInto puts a copy of a guest into an instance img's earlier
+// incarnations left (release), as a fork's switch makes it (fork.go),
+// when one is free and its memory holds the copy; ok is false when none
+// is.
+func (img *bootImage) restoreInto(ctx context.Context, pa *pausable, g *memGuard, c *pagedGuest) (m api.Module, ok bool, err error) {
+	if img == nil {
+		return nil, false, nil
+	}
+	r, ok := img.take()
+	if !ok {
+		return nil, false, nil
+	}
+	size := uint64(r.m.Memory().Size())
+	if size < uint64(c.size) {
+		img.put(ctx, r)
+		return nil, false, nil
+	}
+	// The memory_limit counts what the guest grew, as in the run the copy
+	// is of, not the size of the instance.
+	r.mem.adopt(g, c.grown, size)
+	if err := pa.prog.RestoreInto(r.m, uint32(c.size), uint32(r.used), c.fill, c.globals); err != nil {
+		r.m.Close(ctx)
+		return nil, true, err
+	}
+	return r.m, true, nil
+}
+
+// put gives back an instance take returned and did not use.
+func (img *bootImage) put(ctx context.Context, r reusable) {
+	img.mu.Lock()
+	if len(img.free) < maxFree {
+		img.free = append(img.free, r)
+		img.mu.Unlock()
+		return
+	}
+	img.mu.Unlock()
+	r.m.Close(ctx)
+}
+
 // take returns an instance to reuse, if there is one.
 func (img *bootImage) take() (reusable, bool) {
 	img.mu.Lock()

@@ -89,11 +89,7 @@ func (c *Cause) AttrNames() []string {
 
 func (c *Cause) Attr(name string) (sl.Value, error) {
 	res := c.res
-	frozen := func(l []sl.Value) sl.Value {
-		v := sl.NewList(l)
-		v.Freeze()
-		return v
-	}
+	frozen := frozenList
 	switch name {
 	case "after":
 		return Duration(res.After), nil

@@ -12,22 +12,33 @@ import (
 	"github.com/seedfall/seedfall/engine/faults"
 )
 
-// forks lets the branches of one run fork from a recording of it instead
-// of running its past again (engine.RunOptions.Checkpoints and From).
-// A run's branch is a run whose schedule is the run's with one more
-// branch, last: branch(r, ...), explore's ctx.branch and
-// ctx.branch_schedule's schedules in ctx.run_many, replays of those.
-// Once a run has been branched twice in its second half, it is run once
-// more with a checkpoint at each such moment asked so far, and every
-// later branch at or after one of them forks from the latest. A fork's result is the run's from t=0, to the trace, steps,
-// properties and history (engine's TestForkIsARunFromScratch), so this
-// changes what branching costs and nothing else.
+// forks lets the branches of one run, and the looks at it with debug,
+// fork from a recording of it instead of running its past again
+// (engine.RunOptions.Checkpoints and From).
+//
+//   - A run's branch is a run whose schedule is the run's with one more
+//     branch, last: branch(r, ...), explore's ctx.branch and
+//     ctx.branch_schedule's schedules in ctx.run_many, replays of those.
+//     Once a run has been branched twice in its second half, it is
+//     recorded, and every later branch at or after one of its checkpoints
+//     forks from the latest.
+//   - debug(r, at) runs r's past up to at. Once two looks at a run were not
+//     covered (no checkpoint in the second half of their past), it is
+//     recorded again, up to the latest moment asked; later looks fork from
+//     the latest checkpoint before their moment.
+//
+// A recording runs the run once more, to just past the latest moment
+// asked, with a checkpoint at each moment asked so far (the last 8). A
+// fork's result is the run's from t=0, to the trace, steps, properties,
+// history and state (engine's TestForkIsARunFromScratch), so this changes
+// what branching and debugging cost and nothing else.
 //
 // Branching earlier does not pay: a fork still runs its future in full
 // and pays a few milliseconds to take its copies, and the recording costs
 // about a run and a third (docs/how-it-works.md, "Checkpoints and forks").
 // BenchmarkBranches, 20 branches of a kvlog run: 10-16% less at 51% of
-// the run, 16-22% at 76%, 35-45% at 15/16.
+// the run, 16-22% at 76%, 35-45% at 15/16. A look runs only its past, so
+// a fork pays there once it saves half of it.
 type forks struct {
 	mu       sync.Mutex
 	parents  map[string]*parent
@@ -41,16 +52,42 @@ type recording struct {
 	bytes int
 }
 
-// parent is what forks knows of one run: how long it ran, the late
-// moments it was branched at, and its recording once made.
+// parent is what forks knows of one run: how long it ran, the moments
+// asked of it, and its recording once made.
 type parent struct {
-	mu       sync.Mutex
-	length   time.Duration
-	asked    []time.Duration
-	branched int
-	cps      []*engine.Checkpoint
-	bytes    int
-	failed   bool // the recording failed: run every branch from t=0
+	mu        sync.Mutex
+	length    time.Duration
+	asked     []time.Duration // the moments asked, the oldest first
+	branched  int             // late branches before the first recording
+	uncovered int             // looks no checkpoint covered since the last recording
+	records   int             // recordings made
+	cps       []*engine.Checkpoint
+	bytes     int
+	failed    bool // a recording failed: run every branch from t=0
+}
+
+// ask notes a moment to record a checkpoint at: the last maxRecordedAt
+// moments asked are kept.
+func (pr *parent) ask(at time.Duration) {
+	if i := slices.Index(pr.asked, at); i >= 0 {
+		pr.asked = slices.Delete(pr.asked, i, i+1)
+	}
+	pr.asked = append(pr.asked, at)
+	if len(pr.asked) > maxRecordedAt {
+		pr.asked = slices.Delete(pr.asked, 0, len(pr.asked)-maxRecordedAt)
+	}
+}
+
+// latest is the parent's latest checkpoint a fork can start from at or
+// before at, or nil.
+func (pr *parent) latest(at time.Duration) *engine.Checkpoint {
+	var c *engine.Checkpoint
+	for _, cp := range pr.cps {
+		if cp.At <= at && cp.Reason == "" {
+			c = cp
+		}
+	}
+	return c
 }
 
 const (
@@ -58,6 +95,8 @@ const (
 	maxRecordedAt     = 8         // checkpoints in one recording
 	maxForkBytes      = 512 << 20 // the recordings' copies of guests, in all
 	branchesBeforeRec = 2         // late branches of a run before it is recorded
+	looksBeforeRec    = 2         // uncovered looks at a run before it is recorded again
+	maxRecords        = 4         // recordings of one run
 )
 
 // forkKey names the run of world p, seed and schedule s: its faults,
@@ -135,19 +174,37 @@ func (f *forks) from(ctx context.Context, p *engine.Prepared, seed uint64, s *fa
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if pr.cps == nil && !pr.failed && pr.length > 0 && 2*at >= pr.length {
-		if !slices.Contains(pr.asked, at) && len(pr.asked) < maxRecordedAt {
-			pr.asked = append(pr.asked, at)
-		}
+		pr.ask(at)
 		if pr.branched++; pr.branched >= branchesBeforeRec {
 			f.record(ctx, p, seed, &ps, pr)
 		}
 	}
-	var c *engine.Checkpoint
-	for _, cp := range pr.cps {
-		if cp.At <= at && cp.Reason == "" {
-			c = cp
+	return f.forking(pr.latest(at))
+}
+
+// at is the checkpoint a look at the run of p, seed and s up to at
+// (debug) starts from, recording the run again when two looks were not
+// covered; nil: from t=0.
+func (f *forks) at(ctx context.Context, p *engine.Prepared, seed uint64, s *faults.Schedule, at time.Duration) *engine.Checkpoint {
+	key := forkKey(p, seed, s)
+	if key == "" {
+		return nil
+	}
+	pr := f.get(key)
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	// Covered: a fork saves at least half the past.
+	if c := pr.latest(at); (c == nil || 2*c.At < at) && !pr.failed && pr.records < maxRecords {
+		pr.ask(at)
+		if pr.uncovered++; pr.uncovered >= looksBeforeRec {
+			f.record(ctx, p, seed, s, pr)
 		}
 	}
+	return f.forking(pr.latest(at))
+}
+
+// forking counts c, a checkpoint a run forks from, if it is one.
+func (f *forks) forking(c *engine.Checkpoint) *engine.Checkpoint {
 	if c != nil {
 		f.mu.Lock()
 		f.forked++
@@ -156,17 +213,20 @@ func (f *forks) from(ctx context.Context, p *engine.Prepared, seed uint64, s *fa
 	return c
 }
 
-// record runs the parent ps once more with a checkpoint at each moment
-// asked, and keeps the recording within the bounds.
+// record runs the parent ps once more, to just past the latest moment
+// asked, with a checkpoint at each moment asked, and keeps the recording
+// within the bounds.
 func (f *forks) record(ctx context.Context, p *engine.Prepared, seed uint64, ps *faults.Schedule, pr *parent) {
 	moments := slices.Clone(pr.asked)
 	slices.Sort(moments)
-	res, err := p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: ps, Checkpoints: moments})
+	pr.records++
+	pr.uncovered = 0
+	res, err := p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: ps, Checkpoints: moments, StopAt: moments[len(moments)-1] + 1})
 	if err != nil || ctx.Err() != nil {
 		pr.failed = ctx.Err() == nil
 		return
 	}
-	pr.cps = res.Checkpoints
+	pr.cps, pr.bytes = res.Checkpoints, 0
 	for _, c := range pr.cps {
 		pr.bytes += c.Bytes()
 	}
@@ -176,7 +236,9 @@ func (f *forks) record(ctx context.Context, p *engine.Prepared, seed uint64, ps 
 	// again.
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.recorded = append(f.recorded, recording{key: forkKey(p, seed, ps), bytes: pr.bytes})
+	key := forkKey(p, seed, ps)
+	f.recorded = slices.DeleteFunc(f.recorded, func(r recording) bool { return r.key == key }) // recorded again
+	f.recorded = append(f.recorded, recording{key: key, bytes: pr.bytes})
 	total := 0
 	for i := len(f.recorded) - 1; i >= 0; i-- {
 		total += f.recorded[i].bytes

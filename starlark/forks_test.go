@@ -3,6 +3,7 @@ package starlark
 import (
 	"bytes"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -27,6 +28,10 @@ for seed in [1, 2]:
     c = branch(r, at = r.sim_time * 7 / 10, key = 9)
     for k in range(1, 4):
         show(branch(c, stream = "net", at = c.sim_time * 9 / 10, key = k))
+    for x in [50, 55, 90, 30, 95, 90, 120, 91, 5, 60]:
+        out.append(str(debug(r, r.sim_time * x / 100)))
+    for x in [80, 85, 40]:
+        out.append(str(debug(c, c.sim_time * x / 100)))
 def strategy(ctx):
     r = ctx.run(3)
     for b in ctx.run_many([{"schedule": ctx.branch_schedule(r, at = r.sim_time * 85 / 100, key = k), "world": r.world} for k in range(1, 7)]):
@@ -35,9 +40,10 @@ explore(w, strategy = strategy, seeds = [3], budget = 20, parallel = 3)
 print("\n".join(out))
 `
 
-// Branches forked from a recording of the run they branch are the
-// branches run from t=0: every result a user sees, by branch(), replay()
-// and explore's run_many, the same with the recordings as without.
+// Branches and looks (debug) forked from a recording of the run they
+// branch are those run from t=0: every result a user sees, by branch(),
+// replay(), explore's run_many and debug(), the same with the recordings
+// as without.
 func TestLateBranchesFork(t *testing.T) {
 	world, err := filepath.Abs("testdata/lossy/seedfall.json")
 	if err != nil {
@@ -63,7 +69,60 @@ func TestLateBranchesFork(t *testing.T) {
 	if outs[2] != outs[1] || forked[2] != forked[1] {
 		t.Errorf("twice, two outcomes (%d and %d forks)", forked[1], forked[2])
 	}
-	t.Logf("%d of %d branches forked", forked[1], strings.Count(outs[0], "\n"))
+	looks := strings.Count(outs[0], "debug seed ")
+	branches := len(regexp.MustCompile(`(?m)^\d+ (True|False) `).FindAllString(outs[0], -1))
+	t.Logf("%d of %d branches and %d looks forked", forked[1], branches, looks)
+}
+
+// BenchmarkDebug looks at one kvlog run 16 times with debug(), with and
+// without forks: stepping through it (at k/16 of it, k = 1..16), and
+// around a moment (at 70% to 85% of it, in a scrambled order, as when
+// looking around a crash); the op is the 16 looks.
+//
+//	go test ./starlark -run '^$' -bench BenchmarkDebug -benchtime 5x -count 2
+func BenchmarkDebug(b *testing.B) {
+	world, err := filepath.Abs("../examples/kvlog/seedfall.fixed.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, looks := range []struct{ name, xs string }{
+		{"stepping", "[k * 100 // 16 for k in range(1, 17)]"},
+		{"around", "[70 + (k * 7) % 16 for k in range(16)]"},
+	} {
+		src := writeScript(b, "looks.star", `
+w = load_config("`+world+`")
+r = run(w, seed = 1)
+def looks():
+    for x in `+looks.xs+`:
+        debug(r, r.sim_time * x / 100)
+`)
+		for _, noForks := range []bool{true, false} {
+			name := looks.name + ", forks"
+			if noForks {
+				name = looks.name + ", t=0"
+			}
+			b.Run(name, func(b *testing.B) {
+				forked := 0
+				for range b.N {
+					// A session of its own each time: the recording is
+					// part of what the op costs.
+					b.StopTimer()
+					env := NewEnv(Options{Engine: testEngine(b), Stdout: &bytes.Buffer{}, NoForks: noForks})
+					g, err := env.ExecFile(src)
+					if err != nil {
+						b.Fatal(ScriptError(err))
+					}
+					th := env.NewThread("bench")
+					b.StartTimer()
+					if _, err := sl.Call(th, g["looks"], nil, nil); err != nil {
+						b.Fatal(err)
+					}
+					forked += env.forks.forked
+				}
+				b.ReportMetric(float64(forked)/float64(b.N), "forks/op")
+			})
+		}
+	}
 }
 
 // BenchmarkBranches branches one kvlog run 20 times, at 51%, 76% or 15/16
@@ -89,19 +148,24 @@ def branches():
 				name = "at " + strings.ReplaceAll(at, " ", "") + ", t=0"
 			}
 			b.Run(name, func(b *testing.B) {
-				env := NewEnv(Options{Engine: testEngine(b), Stdout: &bytes.Buffer{}, NoForks: noForks})
-				g, err := env.ExecFile(src)
-				if err != nil {
-					b.Fatal(ScriptError(err))
-				}
-				th := env.NewThread("bench")
-				b.ResetTimer()
+				forked := 0
 				for range b.N {
+					// A session of its own each time: the recording is
+					// part of what the op costs.
+					b.StopTimer()
+					env := NewEnv(Options{Engine: testEngine(b), Stdout: &bytes.Buffer{}, NoForks: noForks})
+					g, err := env.ExecFile(src)
+					if err != nil {
+						b.Fatal(ScriptError(err))
+					}
+					th := env.NewThread("bench")
+					b.StartTimer()
 					if _, err := sl.Call(th, g["branches"], nil, nil); err != nil {
 						b.Fatal(err)
 					}
+					forked += env.forks.forked
 				}
-				b.ReportMetric(float64(env.forks.forked)/float64(b.N), "forks/op")
+				b.ReportMetric(float64(forked)/float64(b.N), "forks/op")
 			})
 		}
 	}

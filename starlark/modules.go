@@ -37,6 +37,7 @@ func (e *Env) builtins() sl.StringDict {
 		"branch":      sl.NewBuiltin("branch", e.branchFn),
 		"shrink":      sl.NewBuiltin("shrink", e.shrinkFn),
 		"cause":       sl.NewBuiltin("cause", e.causeFn),
+		"debug":       sl.NewBuiltin("debug", e.debugFn),
 		"fault":       sl.NewBuiltin("fault", faultFn),
 		"schedule":    sl.NewBuiltin("schedule", e.scheduleFn),
 		"duration":    sl.NewBuiltin("duration", durationFn),

@@ -679,6 +679,6 @@ func toolDebug(c *toolCall, in debugIn) (any, error) {
 		fmt.Fprintf(&c.text, "the run ended before %v: ", at)
 		s.printVerdict(&c.text, res, "")
 	}
-	writeState(&c.text, res.State, res.Schedule)
+	res.State.Write(&c.text, res.Schedule)
 	return rep, nil
 }

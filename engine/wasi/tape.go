@@ -475,6 +475,7 @@ func (p *Process) playCall(ctx context.Context, it *tapeItem) (err error) {
 		panic("seedfall: playback of an unknown host function " + it.name)
 	}
 	s := slices.Clone(it.params)
+	p.Play.mod.mem.scratch = p.Play.mod.mem.scratch[:0]
 	defer func() {
 		if r := recover(); r != nil {
 			if ee, ok := r.(*sys.ExitError); ok {
@@ -539,6 +540,10 @@ func (g *playGlobal) Type() api.ValueType { return api.ValueTypeI64 }
 type playMemory struct {
 	api.Memory
 	pb *Playback
+	// scratch holds what the host read in the call being played: the host
+	// may write into it, and keeps none of it past the call (it would not
+	// see the guest's later stores in a run either).
+	scratch []byte
 }
 
 func (m *playMemory) Size() uint32 { return uint32(m.pb.next(tapeSize, "").val) }
@@ -552,7 +557,13 @@ func (m *playMemory) read(off, n uint32) ([]byte, bool) {
 	if it.data == nil {
 		return nil, false
 	}
-	return bytes.Clone(it.data), true // the host may write into what it read
+	if cap(m.scratch)-len(m.scratch) < len(it.data) {
+		// A new array: what the call read before stays where it is.
+		m.scratch = make([]byte, 0, max(2*cap(m.scratch), len(it.data), 4096))
+	}
+	at := len(m.scratch)
+	m.scratch = append(m.scratch, it.data...) // the host may write into what it read
+	return m.scratch[at:len(m.scratch):len(m.scratch)], true
 }
 
 func (m *playMemory) Read(off, n uint32) ([]byte, bool) { return m.read(off, n) }

@@ -145,6 +145,27 @@ func (p *Program) RestoreFrom(ctx context.Context, r wazero.Runtime, cfg wazero.
 	return m, nil
 }
 
+// RestoreInto puts a copy of a paused guest into m, a live instance of p
+// (paused, or ended; not closed), in place: RestoreFrom without making an
+// instance, which is mostly wazero filling the function table. fill writes
+// the copy's size bytes of memory; m's memory must hold them, and its
+// bytes past size up to used are cleared, as Reset clears them.
+func (p *Program) RestoreInto(m api.Module, size, used uint32, fill func(mem []byte), globals []uint64) error {
+	mem := m.Memory()
+	if len(globals) != len(p.Globals) || size%65536 != 0 || mem == nil {
+		return fmt.Errorf("pause: a copy of %d globals and %d bytes is not one of this program's (%d globals, whole 64 KiB pages)", len(globals), size, len(p.Globals))
+	}
+	buf, ok := mem.Read(0, mem.Size())
+	if !ok || len(buf) < int(size) {
+		return fmt.Errorf("pause: a memory of %d bytes cannot take a copy of %d", mem.Size(), size)
+	}
+	fill(buf[:size])
+	if used > size {
+		clear(buf[size:min(int(used), len(buf))])
+	}
+	return p.setGlobals(m, &Snapshot{Globals: globals})
+}
+
 // Reset puts m, a live instance of p (paused, or stopped by an error from a
 // host function; not closed), back to s in place: a restart that costs no
 // new instance. Resume runs it on. A memory larger than s's keeps its size,
