@@ -27,6 +27,7 @@ var cmds = []cmdInfo{
 	{"replay", "", "r = replay(r)"},
 	{"shrink", "", "r = shrink(r)"},
 	{"cause", "", "c = cause(r): when r's failure became inevitable, and the faults just before"},
+	{"debug", "AT", "d = debug(r, at=AT): the world at a moment of r, as seedfall debug shows it"},
 	{"undo", "", "give r back its value before the last change"},
 	{"redo", "", "undo the last :undo"},
 	{"save", "FILE", "write the session as a script that replays it (seedfall script FILE)"},
@@ -47,7 +48,7 @@ func (r *REPL) Command(line string) {
 		return
 	}
 	fmt.Fprintf(r.o.Out, "# %s\n", stmt)
-	// Show what the statement assigned: r, or c for :cause.
+	// Show what the statement assigned: r, c for :cause, d for :debug.
 	if name, _, ok := strings.Cut(stmt, " = "); r.evalSource(stmt, strings.TrimSpace(line)) && ok {
 		fmt.Fprintln(r.o.Out, r.globals[name])
 	}
@@ -164,6 +165,14 @@ func (r *REPL) translate(name, arg string, fields []string) (string, error) {
 			return "", err
 		}
 		return "c = cause(r)", nil
+	case "debug":
+		if err := want(1, "a moment, like :debug 1.5s"); err != nil {
+			return "", err
+		}
+		if err := needR(); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("d = debug(r, at=%s)", quote(fields[0])), nil
 	case "undo", "redo":
 		if err := want(0, "no arguments"); err != nil {
 			return "", err

@@ -47,6 +47,7 @@ var builtinDocs = map[string]builtinDoc{
 	"branch":      {"branch(r, stream=None, at=..., key=1)", "replay r with a random stream (or every stream) re-keyed from a moment on", []string{"r", "stream", "at", "key"}},
 	"shrink":      {"shrink(r, budget=\"1m\", parallel=None)", "the smallest schedule that still fails as r did, as a run", []string{"r", "budget", "parallel"}},
 	"cause":       {"cause(r, moments=16, branches=8, parallel=None, all=False, checkpoints=False)", "when r's failure became inevitable: .after, .inevitable, .faults and .events between them, .moments tried", []string{"r", "moments", "branches", "parallel", "all", "checkpoints"}},
+	"debug":       {"debug(r, at)", "the world at a moment of r: .programs (each with .what, .conns, .pending), .partition, .clogs, .faults so far, .ended", []string{"r", "at"}},
 	"fault":       {"fault(**kw)", "a fault from its JSON fields (at, kind, node, until, ...)", faultFields},
 	"schedule":    {"schedule(**kw)", "a schedule from its JSON fields (seed, duration, faults, branches)", []string{"seed", "duration", "faults", "branches"}},
 	"explore":     {"explore(w, strategy=..., seeds=..., budget=..., parallel=...)", "run a search strategy over world w and return what it found", []string{"w", "strategy", "seeds", "budget", "parallel"}},
