@@ -117,14 +117,19 @@ func (img *bootImage) restoreInto(ctx context.Context, pa *pausable, g *memGuard
 	if !ok {
 		return nil, false, nil
 	}
-	size := uint64(r.m.Memory().Size())
-	if size < uint64(c.size) {
-		img.put(ctx, r)
-		return nil, false, nil
-	}
 	// The memory_limit counts what the guest grew, as in the run the copy
 	// is of, not the size of the instance.
-	r.mem.adopt(g, c.grown, size)
+	mem := r.m.Memory()
+	size := uint64(mem.Size())
+	r.mem.adopt(g, c.grown, max(size, uint64(c.size)))
+	if size < uint64(c.size) {
+		// An instance whose last guest grew less than the copy's: grow it
+		// (memPool reserved the address space), counted as the copy's.
+		if _, ok := mem.Grow(uint32((uint64(c.size) - size) / 65536)); !ok {
+			r.m.Close(ctx)
+			return nil, false, nil
+		}
+	}
 	if err := pa.prog.RestoreInto(r.m, uint32(c.size), uint32(r.used), c.fill, c.globals); err != nil {
 		r.m.Close(ctx)
 		return nil, true, err

@@ -19,7 +19,7 @@ func TestWorkbenchDoc(t *testing.T) {
 		t.Skip("runs the examples")
 	}
 	out, root := runDoc(t, "workbench.md", 5, "examples/kvlog", "examples/kvclient")
-	for _, want := range []string{"20s 1 server", "False workload client True", "True True", "crash server True", "5ms", "500ms True", "False True True", "crash 1ns True"} {
+	for _, want := range []string{"20s 1 server", "False workload client True", "True True", "crash server True", "5ms", "500ms True", "False True True", "crash 1ns True", "running data/kv.log True"} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("the examples' output has no line ending %q; the comments in the document say it does:\n%s", want, out)
 		}

@@ -36,9 +36,10 @@ import (
 // Branching earlier does not pay: a fork still runs its future in full
 // and pays a few milliseconds to take its copies, and the recording costs
 // about a run and a third (docs/how-it-works.md, "Checkpoints and forks").
-// BenchmarkBranches, 20 branches of a kvlog run: 10-16% less at 51% of
-// the run, 16-22% at 76%, 35-45% at 15/16. A look runs only its past, so
-// a fork pays there once it saves half of it.
+// BenchmarkBranches, 20 branches of a kvlog run: 0-16% less at 51% of the
+// run, 31-38% at 76%, 54-64% at 15/16. A look runs only its past, so a
+// fork pays there once it saves half of it. BenchmarkDebug, 16 looks at a
+// kvlog run: 56-61% less around one moment, 15-18% stepping through it.
 type forks struct {
 	mu       sync.Mutex
 	parents  map[string]*parent
