@@ -233,6 +233,7 @@ type node struct {
 	wp        *wasi.Process
 	rst       rng.Stream // supervised restarts
 	mem       *memGuard  // the current incarnation's memory_limit
+	img       *bootImage // the snapshot it started from; nil: it booted cold
 }
 
 // Run runs one seed of the prepared world to its verdict.
@@ -641,6 +642,7 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 	default:
 		mod, err = c.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, g.allocator(prog.mem)), c.m, cfg.WithStartFunctions("_start"))
 	}
+	n.img = img
 	if r.relocate && c.pa != nil {
 		wp.Relocate = func(ctx context.Context, m api.Module) (api.Module, error) {
 			snap, err := c.pa.prog.Take(m)

@@ -68,6 +68,24 @@ type bootImage struct {
 	// which costs no new instance.
 	mu   sync.Mutex
 	free []reusable
+
+	pagesOnce sync.Once
+	pages     *pagedGuest // snap's memory as a checkpoint's pages (base)
+}
+
+// base is the snapshot's memory as the pages of a checkpoint, which a
+// guest's first checkpoint shares where it did not change: whatever the
+// guest has not written since its start (fork.go pages).
+func (img *bootImage) base() *pagedGuest {
+	img.pagesOnce.Do(func() {
+		mem := img.snap.Memory
+		g := &pagedGuest{size: len(mem), pages: make([][]byte, (len(mem)+pageSize-1)/pageSize)}
+		for i := range g.pages {
+			g.pages[i] = mem[i*pageSize : min(len(mem), (i+1)*pageSize) : min(len(mem), (i+1)*pageSize)]
+		}
+		img.pages = g
+	})
+	return img.pages
 }
 
 // reusable is an ended instance and its memory.

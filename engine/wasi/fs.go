@@ -389,7 +389,7 @@ func readv(ctx context.Context, m api.Module, fd, iovs, niovs uint32, at int64, 
 	if e == nil || !e.read {
 		return errno.EBADF
 	}
-	bufs, en := readIovecs(m, iovs, niovs)
+	bufs, en := writeIovecs(m, iovs, niovs)
 	if en != 0 {
 		return en
 	}

@@ -77,9 +77,10 @@ const (
 	tapeEnd                     // the guest ended between host calls: err (a trap)
 	tapeFinal                   // a global read once the guest ended: val
 	tapeScan                    // a mapping compared with the cache: the dirty pages (params offsets and lengths, data their bytes)
+	tapeWindow                  // a window of n bytes at off that the host only writes into: val 1 if it was in bounds
 )
 
-var tapeOps = [...]string{"call", "read", "write", "size", "global", "lookup", "globals", "refused", "end", "final", "scan"}
+var tapeOps = [...]string{"call", "read", "write", "size", "global", "lookup", "globals", "refused", "end", "final", "scan", "window"}
 
 type tapeItem struct {
 	op     tapeOp
@@ -95,7 +96,7 @@ func (it *tapeItem) String() string {
 	switch it.op {
 	case tapeCall, tapeGet, tapeLookup:
 		return fmt.Sprintf("%s %s", tapeOps[it.op], it.name)
-	case tapeRead, tapeWrite:
+	case tapeRead, tapeWrite, tapeWindow:
 		return fmt.Sprintf("%s %d bytes at %#x", tapeOps[it.op], it.n, it.off)
 	}
 	return tapeOps[it.op]
@@ -219,21 +220,33 @@ func (m *recMemory) Read(off, n uint32) ([]byte, bool) {
 	return b, ok
 }
 
+func (m *recMemory) window(off, n uint32) ([]byte, bool) {
+	b, ok := m.real.Read(off, n)
+	m.p.put(tapeItem{op: tapeWindow, off: off, n: n, val: b2u(ok)})
+	return b, ok
+}
+
 func (m *recMemory) ReadUint16Le(off uint32) (uint16, bool) {
 	v, ok := m.real.ReadUint16Le(off)
-	m.read(off, 2, binary.LittleEndian.AppendUint16(nil, v), ok)
+	var b [2]byte
+	binary.LittleEndian.PutUint16(b[:], v)
+	m.read(off, 2, b[:], ok)
 	return v, ok
 }
 
 func (m *recMemory) ReadUint32Le(off uint32) (uint32, bool) {
 	v, ok := m.real.ReadUint32Le(off)
-	m.read(off, 4, binary.LittleEndian.AppendUint32(nil, v), ok)
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], v)
+	m.read(off, 4, b[:], ok)
 	return v, ok
 }
 
 func (m *recMemory) ReadUint64Le(off uint32) (uint64, bool) {
 	v, ok := m.real.ReadUint64Le(off)
-	m.read(off, 8, binary.LittleEndian.AppendUint64(nil, v), ok)
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	m.read(off, 8, b[:], ok)
 	return v, ok
 }
 
@@ -557,16 +570,37 @@ func (m *playMemory) read(off, n uint32) ([]byte, bool) {
 	if it.data == nil {
 		return nil, false
 	}
-	if cap(m.scratch)-len(m.scratch) < len(it.data) {
-		// A new array: what the call read before stays where it is.
-		m.scratch = make([]byte, 0, max(2*cap(m.scratch), len(it.data), 4096))
-	}
-	at := len(m.scratch)
-	m.scratch = append(m.scratch, it.data...) // the host may write into what it read
-	return m.scratch[at:len(m.scratch):len(m.scratch)], true
+	b := m.take(len(it.data))
+	copy(b, it.data) // the host may write into what it read
+	return b, true
 }
 
 func (m *playMemory) Read(off, n uint32) ([]byte, bool) { return m.read(off, n) }
+
+// window gives the host n bytes of scratch to write into: what it
+// writes goes nowhere, as the guest's memory is not there.
+func (m *playMemory) window(off, n uint32) ([]byte, bool) {
+	it := m.pb.next(tapeWindow, "")
+	if it.off != off || it.n != n {
+		m.pb.pos--
+		m.pb.diverged(fmt.Sprintf("a window of %d bytes at %#x", n, off), it)
+	}
+	if it.val == 0 {
+		return nil, false
+	}
+	return m.take(int(n)), true
+}
+
+// take returns n bytes of the call's scratch, holding anything.
+func (m *playMemory) take(n int) []byte {
+	if cap(m.scratch)-len(m.scratch) < n {
+		// A new array: what the call took before stays where it is.
+		m.scratch = make([]byte, 0, max(2*cap(m.scratch), n, 4096))
+	}
+	at := len(m.scratch)
+	m.scratch = m.scratch[:at+n]
+	return m.scratch[at : at+n : at+n]
+}
 
 func (m *playMemory) ReadUint16Le(off uint32) (uint16, bool) {
 	b, ok := m.read(off, 2)

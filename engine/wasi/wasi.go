@@ -623,11 +623,28 @@ func (p *Process) FlushOutput() {
 	}
 }
 
+// windowMemory is a memory whose buffers a call reads into can be told
+// from those it reads: a tape (tape.go) keeps where a window is, not what
+// it held, since the host only writes into it.
+type windowMemory interface {
+	window(off, n uint32) ([]byte, bool)
+}
+
 // readIovecs returns the guest buffers of an iovec array: EINVAL for more
 // than IovMax iovecs, EFAULT when the array or a buffer is outside memory.
 // Past MaxRW bytes in all the buffers are dropped, so that the call moves
 // at most that many, as Linux's readv and writev do.
 func readIovecs(m api.Module, iovs, n uint32) ([][]byte, errno.Errno) {
+	return iovecs(m, iovs, n, false)
+}
+
+// writeIovecs is readIovecs for buffers the call only writes into
+// (fd_read): the host must not look at what they hold.
+func writeIovecs(m api.Module, iovs, n uint32) ([][]byte, errno.Errno) {
+	return iovecs(m, iovs, n, true)
+}
+
+func iovecs(m api.Module, iovs, n uint32, into bool) ([][]byte, errno.Errno) {
 	if n > IovMax {
 		return nil, errno.EINVAL
 	}
@@ -640,7 +657,13 @@ func readIovecs(m api.Module, iovs, n uint32) ([][]byte, errno.Errno) {
 	room := uint64(MaxRW)
 	for i := uint32(0); i < n; i++ {
 		ptr, l := le.Uint32(raw[i*8:]), le.Uint32(raw[i*8+4:])
-		b, ok := mem.Read(ptr, l)
+		var b []byte
+		var ok bool
+		if w, is := mem.(windowMemory); is && into {
+			b, ok = w.window(ptr, l)
+		} else {
+			b, ok = mem.Read(ptr, l)
+		}
 		if !ok {
 			return nil, errno.EFAULT
 		}
