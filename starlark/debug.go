@@ -14,7 +14,7 @@ import (
 // the world then, as seedfall debug does: each program's state and
 // incarnation, its connections, the writes a crash would lose, and the
 // faults in force. Looking at one run again and again forks from a
-// recording of it (forks.go).
+// recording of it (engine.Forks).
 func (e *Env) debugFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (sl.Value, error) {
 	var r *Run
 	var at durationArg
@@ -36,7 +36,7 @@ func (e *Env) debugFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tu
 	sch.Seed, sch.ShrunkFrom, sch.ShrinkRuns = r.Seed, 0, 0
 	opt := engine.RunOptions{Seed: r.Seed, Schedule: sch, StopAt: time.Duration(at), State: true}
 	if !e.o.NoForks {
-		opt.From = e.forks.at(ctx, p, r.Seed, sch, opt.StopAt)
+		opt.From = e.forks.Look(ctx, p, r.Seed, sch, opt.StopAt)
 	}
 	res, err := p.Run(ctx, opt)
 	if ctx.Err() != nil {

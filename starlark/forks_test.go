@@ -58,7 +58,7 @@ func TestLateBranchesFork(t *testing.T) {
 		if _, err := env.ExecFile(src); err != nil {
 			t.Fatal(ScriptError(err))
 		}
-		outs[i], forked[i] = b.String(), env.forks.forked
+		outs[i], forked[i] = b.String(), env.forks.Forked()
 	}
 	if forked[0] != 0 || forked[1] == 0 {
 		t.Fatalf("forked %d runs with NoForks and %d without; want none and some", forked[0], forked[1])
@@ -117,7 +117,7 @@ def looks():
 					if _, err := sl.Call(th, g["looks"], nil, nil); err != nil {
 						b.Fatal(err)
 					}
-					forked += env.forks.forked
+					forked += env.forks.Forked()
 				}
 				b.ReportMetric(float64(forked)/float64(b.N), "forks/op")
 			})
@@ -163,7 +163,7 @@ def branches():
 					if _, err := sl.Call(th, g["branches"], nil, nil); err != nil {
 						b.Fatal(err)
 					}
-					forked += env.forks.forked
+					forked += env.forks.Forked()
 				}
 				b.ReportMetric(float64(forked)/float64(b.N), "forks/op")
 			})

@@ -331,7 +331,7 @@ func (e *Env) RunValue(ctx context.Context, w *World, seed uint64, sch *faults.S
 	}
 	opt := engine.RunOptions{Seed: seed, Schedule: sch}
 	if sch != nil && !e.o.NoForks {
-		opt.From = e.forks.from(ctx, p, seed, sch)
+		opt.From = e.forks.Branch(ctx, p, seed, sch)
 	}
 	res, err := p.Run(ctx, opt)
 	if ctx.Err() != nil {
@@ -342,7 +342,7 @@ func (e *Env) RunValue(ctx context.Context, w *World, seed uint64, sch *faults.S
 		return nil, err
 	}
 	if !e.o.NoForks {
-		e.forks.ran(p, seed, res.Schedule, res)
+		e.forks.Ran(p, seed, res.Schedule, res)
 	}
 	return &Run{World: w, Seed: seed, Given: sch, Result: res, env: e}, nil
 }

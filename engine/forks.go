@@ -1,4 +1,4 @@
-package starlark
+package engine
 
 import (
 	"context"
@@ -8,44 +8,44 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
 )
 
-// forks lets the branches of one run, and the looks at it with debug,
-// fork from a recording of it instead of running its past again
-// (engine.RunOptions.Checkpoints and From).
+// Forks lets the branches of a run, and the looks at it (RunOptions.StopAt
+// with State, as seedfall debug), fork from a recording of it instead of
+// running its past again (RunOptions.Checkpoints and From). A session that
+// branches and looks at runs many times keeps one: the workbench (branch,
+// explore's ctx.branch and run_many, debug) and seedfall mcp
+// (seedfall_debug). Its zero value is ready.
 //
 //   - A run's branch is a run whose schedule is the run's with one more
-//     branch, last: branch(r, ...), explore's ctx.branch and
-//     ctx.branch_schedule's schedules in ctx.run_many, replays of those.
-//     Once a run has been branched twice in its second half, it is
-//     recorded, and every later branch at or after one of its checkpoints
-//     forks from the latest.
-//   - debug(r, at) runs r's past up to at. Once two looks at a run were not
-//     covered (no checkpoint in the second half of their past), it is
-//     recorded again, up to the latest moment asked; later looks fork from
-//     the latest checkpoint before their moment.
+//     branch, last (Branch). Once a run has been branched twice in its
+//     second half, it is recorded, and every later branch at or after one
+//     of its checkpoints forks from the latest.
+//   - A look runs the run's past up to a moment (Look). Once two looks at a
+//     run were not covered (no checkpoint in the second half of their
+//     past), it is recorded again, up to the latest moment asked; later
+//     looks fork from the latest checkpoint before their moment.
 //
 // A recording runs the run once more, to just past the latest moment
 // asked, with a checkpoint at each moment asked so far (the last 8). A
 // fork's result is the run's from t=0, to the trace, steps, properties,
-// history and state (engine's TestForkIsARunFromScratch), so this changes
-// what branching and debugging cost and nothing else.
+// history and state (TestForkIsARunFromScratch), so this changes
+// what branching and looking cost and nothing else.
 //
 // Branching earlier does not pay: a fork still runs its future in full
 // and pays a few milliseconds to take its copies, and the recording costs
 // about a run and a third (docs/how-it-works.md, "Checkpoints and forks").
-// BenchmarkBranches, 20 branches of a kvlog run: 0-16% less at 51% of the
+// starlark's BenchmarkBranches, 20 branches of a kvlog run: 0-16% less at 51% of the
 // run, 31-38% at 76%, 54-64% at 15/16. A look runs only its past, so a
 // fork pays there once it saves half of it. BenchmarkDebug, 16 looks at a
 // kvlog run: 56-61% less around one moment, 15-18% stepping through it.
-type forks struct {
+type Forks struct {
 	mu       sync.Mutex
 	parents  map[string]*parent
 	order    []string    // every parent, oldest first
 	recorded []recording // the parents recorded, oldest first
-	forked   int         // runs that forked, for the tests
+	forked   int         // runs that forked (Forked)
 }
 
 type recording struct {
@@ -53,7 +53,7 @@ type recording struct {
 	bytes int
 }
 
-// parent is what forks knows of one run: how long it ran, the moments
+// parent is what Forks knows of one run: how long it ran, the moments
 // asked of it, and its recording once made.
 type parent struct {
 	mu        sync.Mutex
@@ -62,7 +62,7 @@ type parent struct {
 	branched  int             // late branches before the first recording
 	uncovered int             // looks no checkpoint covered since the last recording
 	records   int             // recordings made
-	cps       []*engine.Checkpoint
+	cps       []*Checkpoint
 	bytes     int
 	failed    bool // a recording failed: run every branch from t=0
 }
@@ -81,8 +81,8 @@ func (pr *parent) ask(at time.Duration) {
 
 // latest is the parent's latest checkpoint a fork can start from at or
 // before at, or nil.
-func (pr *parent) latest(at time.Duration) *engine.Checkpoint {
-	var c *engine.Checkpoint
+func (pr *parent) latest(at time.Duration) *Checkpoint {
+	var c *Checkpoint
 	for _, cp := range pr.cps {
 		if cp.At <= at && cp.Reason == "" {
 			c = cp
@@ -102,7 +102,7 @@ const (
 
 // forkKey names the run of world p, seed and schedule s: its faults,
 // branches and duration ("" if it cannot).
-func forkKey(p *engine.Prepared, seed uint64, s *faults.Schedule) string {
+func forkKey(p *Prepared, seed uint64, s *faults.Schedule) string {
 	k := struct {
 		Faults   []faults.Fault
 		Branches []faults.Branch
@@ -121,7 +121,7 @@ func forkKey(p *engine.Prepared, seed uint64, s *faults.Schedule) string {
 	return fmt.Sprintf("%p %d %s", p, seed, b)
 }
 
-func (f *forks) get(key string) *parent {
+func (f *Forks) get(key string) *parent {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.parents == nil {
@@ -140,9 +140,9 @@ func (f *forks) get(key string) *parent {
 	return pr
 }
 
-// ran notes how long the run of p, seed and s ran, for when it is
+// Ran notes how long the run of p, seed and s ran, for when it is
 // branched.
-func (f *forks) ran(p *engine.Prepared, seed uint64, s *faults.Schedule, res *engine.Result) {
+func (f *Forks) Ran(p *Prepared, seed uint64, s *faults.Schedule, res *Result) {
 	key := ""
 	if s != nil {
 		key = forkKey(p, seed, s)
@@ -156,10 +156,10 @@ func (f *forks) ran(p *engine.Prepared, seed uint64, s *faults.Schedule, res *en
 	pr.mu.Unlock()
 }
 
-// from is the checkpoint the run of p, seed and s starts from, if it is a
-// late branch of a run branched often enough (recording that run first
+// Branch is the checkpoint the run of p, seed and s starts from, if it is
+// a late branch of a run branched often enough (recording that run first
 // when it is due); nil: from t=0.
-func (f *forks) from(ctx context.Context, p *engine.Prepared, seed uint64, s *faults.Schedule) *engine.Checkpoint {
+func (f *Forks) Branch(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule) *Checkpoint {
 	n := len(s.Branches)
 	if n == 0 {
 		return nil
@@ -183,10 +183,10 @@ func (f *forks) from(ctx context.Context, p *engine.Prepared, seed uint64, s *fa
 	return f.forking(pr.latest(at))
 }
 
-// at is the checkpoint a look at the run of p, seed and s up to at
-// (debug) starts from, recording the run again when two looks were not
-// covered; nil: from t=0.
-func (f *forks) at(ctx context.Context, p *engine.Prepared, seed uint64, s *faults.Schedule, at time.Duration) *engine.Checkpoint {
+// Look is the checkpoint a look at the run of p, seed and s up to at
+// starts from, recording the run again when two looks were not covered;
+// nil: from t=0.
+func (f *Forks) Look(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule, at time.Duration) *Checkpoint {
 	key := forkKey(p, seed, s)
 	if key == "" {
 		return nil
@@ -204,8 +204,15 @@ func (f *forks) at(ctx context.Context, p *engine.Prepared, seed uint64, s *faul
 	return f.forking(pr.latest(at))
 }
 
+// Forked is how many runs the Forks gave a checkpoint to start from.
+func (f *Forks) Forked() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.forked
+}
+
 // forking counts c, a checkpoint a run forks from, if it is one.
-func (f *forks) forking(c *engine.Checkpoint) *engine.Checkpoint {
+func (f *Forks) forking(c *Checkpoint) *Checkpoint {
 	if c != nil {
 		f.mu.Lock()
 		f.forked++
@@ -217,12 +224,12 @@ func (f *forks) forking(c *engine.Checkpoint) *engine.Checkpoint {
 // record runs the parent ps once more, to just past the latest moment
 // asked, with a checkpoint at each moment asked, and keeps the recording
 // within the bounds.
-func (f *forks) record(ctx context.Context, p *engine.Prepared, seed uint64, ps *faults.Schedule, pr *parent) {
+func (f *Forks) record(ctx context.Context, p *Prepared, seed uint64, ps *faults.Schedule, pr *parent) {
 	moments := slices.Clone(pr.asked)
 	slices.Sort(moments)
 	pr.records++
 	pr.uncovered = 0
-	res, err := p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: ps, Checkpoints: moments, StopAt: moments[len(moments)-1] + 1})
+	res, err := p.Run(ctx, RunOptions{Seed: seed, Schedule: ps, Checkpoints: moments, StopAt: moments[len(moments)-1] + 1})
 	if err != nil || ctx.Err() != nil {
 		pr.failed = ctx.Err() == nil
 		return
