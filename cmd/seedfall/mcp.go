@@ -77,6 +77,49 @@ type mcpServer struct {
 	engMu  sync.Mutex
 	eng    *engine.Engine
 	engErr error
+
+	// Looks at one seed (seedfall_debug) fork from recordings of its run
+	// (engine.Forks), which need the same prepared world each time: the
+	// last few worlds prepared, by what they are and run.
+	forks    engine.Forks
+	prepMu   sync.Mutex
+	prepared []keptWorld
+}
+
+// keptWorld is a prepared world and its key: the resolved world and the
+// hashes of the programs it runs, so that a program rebuilt since is a
+// new world.
+type keptWorld struct {
+	key string
+	p   *engine.Prepared
+}
+
+// maxKeptWorlds is how many prepared worlds the server keeps for forks.
+const maxKeptWorlds = 4
+
+// sameWorld returns the prepared world kept for what p is, keeping p if
+// there is none: a run of either is the same run.
+func (m *mcpServer) sameWorld(p *engine.Prepared) *engine.Prepared {
+	w, err := p.World.Resolved(true)
+	if err != nil {
+		return p
+	}
+	key := string(w)
+	for _, prog := range p.Programs {
+		key += "\x00" + prog.Hash
+	}
+	m.prepMu.Lock()
+	defer m.prepMu.Unlock()
+	for _, k := range m.prepared {
+		if k.key == key {
+			return k.p
+		}
+	}
+	m.prepared = append(m.prepared, keptWorld{key, p})
+	if len(m.prepared) > maxKeptWorlds {
+		m.prepared = slices.Delete(m.prepared, 0, 1)
+	}
+	return p
 }
 
 // close releases the engine; the SDK has waited for every call.
@@ -664,7 +707,14 @@ func toolDebug(c *toolCall, in debugIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.p.Run(c.ctx, engine.RunOptions{Seed: in.Seed, Schedule: sch, StopAt: at, State: true})
+	opt := engine.RunOptions{Seed: in.Seed, Schedule: sch, StopAt: at, State: true}
+	p := s.p
+	if sch != nil {
+		// Looking at one seed again forks from a recording of its run.
+		p = c.srv.sameWorld(p)
+		opt.From = c.srv.forks.Look(c.ctx, p, in.Seed, sch, at)
+	}
+	res, err := p.Run(c.ctx, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -425,5 +427,76 @@ func TestMCPCancel(t *testing.T) {
 	t.Logf("exited %v after stdin closed: %v", time.Since(closed).Round(time.Millisecond), p.cmd.ProcessState)
 	if !p.cmd.ProcessState.Success() {
 		t.Errorf("seedfall mcp exited with %v", p.cmd.ProcessState)
+	}
+}
+
+// Looking at one seed again and again (seedfall_debug) forks from a
+// recording of its run, and says what `seedfall debug -json` says from
+// t=0 at each moment.
+func TestMCPDebugForks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a world")
+	}
+	t.Setenv("SEEDFALL_CACHE", sharedCache)
+	dir, err := filepath.EvalSymlinks(copyWorld(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "seedfall.json")
+	m := &mcpServer{config: cfg, root: dir, log: io.Discard}
+	defer m.close()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := m.server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	call := func(name string, args map[string]any) map[string]any {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s %v: %v %+v", name, args, err, res)
+		}
+		return res.StructuredContent.(map[string]any)
+	}
+	// The failing seed's schedule is saved: looks at it fork.
+	if run := call("seedfall_run", map[string]any{"seeds": "1"}); run["failed"] != 1.0 {
+		t.Fatalf("seed 1 did not fail: %v", run)
+	}
+	for _, at := range []string{"300ms", "700ms", "1.1s", "900ms", "1.2s", "1.19s", "400ms", "30s"} {
+		got, err := json.Marshal(call("seedfall_debug", map[string]any{"seed": 1, "at": at}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		if err := debugCmd([]string{"-c", cfg, "-seed", "1", "-at", at, "-json"}, &out, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		var a, b map[string]any
+		if err := json.Unmarshal(got, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(out.Bytes(), &b); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []map[string]any{a, b} {
+			if ended, ok := m["ended"].(map[string]any); ok {
+				delete(ended, "wall_ns") // the only thing that may differ
+			}
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("at %s, seedfall_debug says\n%s\nand seedfall debug -json\n%s", at, got, out.Bytes())
+		}
+	}
+	if n := m.forks.Forked(); n == 0 {
+		t.Errorf("no look forked")
+	} else {
+		t.Logf("%d of 8 looks forked", n)
 	}
 }
