@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,6 +42,10 @@ import (
 // fork pays there once it saves half of it. BenchmarkDebug, 16 looks at a
 // kvlog run: 56-61% less around one moment, 15-18% stepping through it.
 type Forks struct {
+	// MinSaved is the least real time of its past a fork must save, as
+	// the runs seen (Ran) took it: 0 is 10ms (minSaved), below 0 any.
+	MinSaved time.Duration
+
 	mu       sync.Mutex
 	parents  map[string]*parent
 	order    []string    // every parent, oldest first
@@ -59,9 +64,11 @@ type parent struct {
 	mu        sync.Mutex
 	length    time.Duration
 	asked     []time.Duration // the moments asked, the oldest first
-	branched  int             // late branches before the first recording
+	branched  int             // late asks (Branch, From) before the first recording
 	uncovered int             // looks no checkpoint covered since the last recording
 	records   int             // recordings made
+	rate      float64         // real ns per virtual ns of its runs (Ran), 0: unknown
+	minSaved  time.Duration   // Forks.MinSaved
 	cps       []*Checkpoint
 	bytes     int
 	failed    bool // a recording failed: run every branch from t=0
@@ -77,6 +84,22 @@ func (pr *parent) ask(at time.Duration) {
 	if len(pr.asked) > maxRecordedAt {
 		pr.asked = slices.Delete(pr.asked, 0, len(pr.asked)-maxRecordedAt)
 	}
+}
+
+// worth reports whether a fork at a checkpoint at moment at would save
+// more than what a fork costs of its own: running its past took at least
+// minSaved in the runs seen (Ran); true when none was seen.
+func (pr *parent) worth(at time.Duration) bool {
+	return pr.rate == 0 || pr.minSaved < 0 || float64(at)*pr.rate >= float64(cmp.Or(pr.minSaved, minSaved))
+}
+
+// from is the checkpoint a run forks from at at: the latest, when a fork
+// from it is worth it.
+func (pr *parent) from(at time.Duration) *Checkpoint {
+	if c := pr.latest(at); c != nil && pr.worth(c.At) {
+		return c
+	}
+	return nil
 }
 
 // latest is the parent's latest checkpoint a fork can start from at or
@@ -98,6 +121,12 @@ const (
 	branchesBeforeRec = 2         // late branches of a run before it is recorded
 	looksBeforeRec    = 2         // uncovered looks at a run before it is recorded again
 	maxRecords        = 4         // recordings of one run
+	// minSaved is the least real time of the past a fork must save: a
+	// fork pays about 1 to 3 ms to play its past back and put its copies
+	// into instances (kvlog's BenchmarkFork), whatever the run, so in a
+	// world whose runs take a few milliseconds forks cost more than they
+	// save (engine/shrink's BenchmarkShrink, testdata/late).
+	minSaved = 10 * time.Millisecond
 )
 
 // forkKey names the run of world p, seed and schedule s: its faults,
@@ -129,7 +158,7 @@ func (f *Forks) get(key string) *parent {
 	}
 	pr := f.parents[key]
 	if pr == nil {
-		pr = &parent{}
+		pr = &parent{minSaved: f.MinSaved}
 		f.parents[key] = pr
 		f.order = append(f.order, key)
 		if len(f.order) > 64 {
@@ -140,8 +169,8 @@ func (f *Forks) get(key string) *parent {
 	return pr
 }
 
-// Ran notes how long the run of p, seed and s ran, for when it is
-// branched.
+// Ran notes how long the run of p, seed and s ran, in virtual and real
+// time, for when it is branched or looked at.
 func (f *Forks) Ran(p *Prepared, seed uint64, s *faults.Schedule, res *Result) {
 	key := ""
 	if s != nil {
@@ -153,6 +182,9 @@ func (f *Forks) Ran(p *Prepared, seed uint64, s *faults.Schedule, res *Result) {
 	pr := f.get(key)
 	pr.mu.Lock()
 	pr.length = max(pr.length, time.Duration(res.SimNs))
+	if res.SimNs > 0 {
+		pr.rate = max(pr.rate, float64(res.WallNs)/float64(res.SimNs))
+	}
 	pr.mu.Unlock()
 }
 
@@ -164,23 +196,33 @@ func (f *Forks) Branch(ctx context.Context, p *Prepared, seed uint64, s *faults.
 	if n == 0 {
 		return nil
 	}
-	at := s.Branches[n-1].At
 	ps := *s
 	ps.Branches = s.Branches[:n-1]
-	key := forkKey(p, seed, &ps)
+	return f.From(ctx, p, seed, &ps, s.Branches[n-1].At)
+}
+
+// From is the checkpoint a run of p and seed starts from whose schedule
+// agrees with parent's before at (RunOptions.From: its faults, branches
+// and duration), as Branch's: once the parent has been asked twice for a
+// moment in its second half it is recorded, and a run forks from its
+// latest checkpoint at or before at; nil: from t=0. shrink's candidates
+// ask it with the shrunk schedule they change as parent.
+func (f *Forks) From(ctx context.Context, p *Prepared, seed uint64, parent *faults.Schedule, at time.Duration) *Checkpoint {
+	ps := parent
+	key := forkKey(p, seed, ps)
 	if key == "" {
 		return nil
 	}
 	pr := f.get(key)
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	if pr.cps == nil && !pr.failed && pr.length > 0 && 2*at >= pr.length {
+	if pr.cps == nil && !pr.failed && pr.length > 0 && 2*at >= pr.length && pr.worth(at) {
 		pr.ask(at)
 		if pr.branched++; pr.branched >= branchesBeforeRec {
-			f.record(ctx, p, seed, &ps, pr)
+			f.record(ctx, p, seed, ps, pr)
 		}
 	}
-	return f.forking(pr.latest(at))
+	return f.forking(pr.from(at))
 }
 
 // Look is the checkpoint a look at the run of p, seed and s up to at
@@ -195,13 +237,13 @@ func (f *Forks) Look(ctx context.Context, p *Prepared, seed uint64, s *faults.Sc
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	// Covered: a fork saves at least half the past.
-	if c := pr.latest(at); (c == nil || 2*c.At < at) && !pr.failed && pr.records < maxRecords {
+	if c := pr.latest(at); (c == nil || 2*c.At < at) && !pr.failed && pr.records < maxRecords && pr.worth(at) {
 		pr.ask(at)
 		if pr.uncovered++; pr.uncovered >= looksBeforeRec {
 			f.record(ctx, p, seed, s, pr)
 		}
 	}
-	return f.forking(pr.latest(at))
+	return f.forking(pr.from(at))
 }
 
 // Forked is how many runs the Forks gave a checkpoint to start from.

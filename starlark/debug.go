@@ -45,6 +45,9 @@ func (e *Env) debugFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tu
 	if err != nil {
 		return nil, fmt.Errorf("debug: %w", err)
 	}
+	if !e.o.NoForks {
+		e.forks.Ran(p, r.Seed, sch, res)
+	}
 	return &Debug{res: res, run: r, at: opt.StopAt}, nil
 }
 

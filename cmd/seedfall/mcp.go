@@ -718,6 +718,9 @@ func toolDebug(c *toolCall, in debugIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sch != nil {
+		c.srv.forks.Ran(p, in.Seed, sch, res)
+	}
 	rep := debugReport{Seed: in.Seed, State: res.State, Faults: slices.Clip(res.Schedule.Faults)}
 	if rep.Faults == nil {
 		rep.Faults = []faults.Fault{}

@@ -444,6 +444,7 @@ func TestMCPDebugForks(t *testing.T) {
 	}
 	cfg := filepath.Join(dir, "seedfall.json")
 	m := &mcpServer{config: cfg, root: dir, log: io.Discard}
+	m.forks.MinSaved = -1 // fork whatever it saves: the world's runs take milliseconds
 	defer m.close()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()

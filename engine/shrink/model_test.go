@@ -71,7 +71,7 @@ func TestShrinkModel(t *testing.T) {
 	var wantRuns int
 	for _, par := range []int{1, 2, 3, 8} {
 		var seen []Progress
-		res, err := shrink(context.Background(), model, 20*time.Second, 7, modelStart(), Options{Parallel: par, Progress: func(p Progress) { seen = append(seen, p) }})
+		res, err := shrink(context.Background(), plain(model), 20*time.Second, 7, modelStart(), Options{Parallel: par, Progress: func(p Progress) { seen = append(seen, p) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestShrinkModel(t *testing.T) {
 }
 
 func TestShrinkModelBudget(t *testing.T) {
-	res, err := shrink(context.Background(), model, 20*time.Second, 7, modelStart(), Options{Budget: time.Nanosecond})
+	res, err := shrink(context.Background(), plain(model), 20*time.Second, 7, modelStart(), Options{Budget: time.Nanosecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestShrinkModelBudget(t *testing.T) {
 
 func TestShrinkModelPasses(t *testing.T) {
 	start := &faults.Schedule{Seed: 7, Duration: time.Second, Faults: []faults.Fault{{At: 200 * ms, Kind: faults.Crash, Node: "server", Until: 300 * ms}}}
-	res, err := shrink(context.Background(), model, 20*time.Second, 7, start, Options{})
+	res, err := shrink(context.Background(), plain(model), 20*time.Second, 7, start, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestShrinkModelInterrupted(t *testing.T) {
 			}
 			return model(ctx, sch)
 		}
-		res, err := shrink(ctx, cut, 20*time.Second, 7, modelStart(), Options{Parallel: par})
+		res, err := shrink(ctx, plain(cut), 20*time.Second, 7, modelStart(), Options{Parallel: par})
 		if err != nil {
 			t.Fatalf("parallel %d: %v", par, err)
 		}
@@ -191,10 +191,17 @@ func TestShrinkModelInterrupted(t *testing.T) {
 	// Cut short in its first run, there is nothing to shrink: an error.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := shrink(ctx, func(ctx context.Context, sch *faults.Schedule) (*engine.Result, error) {
+	_, err := shrink(ctx, plain(func(ctx context.Context, sch *faults.Schedule) (*engine.Result, error) {
 		return nil, ctx.Err()
-	}, 20*time.Second, 7, modelStart(), Options{})
+	}), 20*time.Second, 7, modelStart(), Options{})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("interrupted first run: %v", err)
+	}
+}
+
+// plain is a runner that does not use the candidate's parent.
+func plain(f func(ctx context.Context, sch *faults.Schedule) (*engine.Result, error)) runFunc {
+	return func(ctx context.Context, sch, _ *faults.Schedule, _ *engine.Result) (*engine.Result, error) {
+		return f(ctx, sch)
 	}
 }

@@ -6,6 +6,7 @@ package shrink
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -25,6 +26,12 @@ type Options struct {
 	Parallel int
 	// Progress, if set, hears after every batch of runs.
 	Progress func(Progress)
+	// NoForks runs every candidate from t=0. Otherwise the candidates that
+	// keep the smallest schedule's past late into its run fork from a
+	// recording of it (engine.Forks), with the same results.
+	NoForks bool
+	// minSaved is engine.Forks.MinSaved, for the tests.
+	minSaved time.Duration
 }
 
 // Progress says how far a shrink has come.
@@ -58,6 +65,10 @@ type Result struct {
 	// a time: runs made ahead in parallel and then not needed do not count,
 	// so the figure does not depend on Options.Parallel.
 	Runs int
+	// Forked is how many runs forked from a recording of the smallest
+	// schedule's run instead of running its past again (Options.NoForks),
+	// runs made ahead in parallel included.
+	Forked int
 	// Exhausted is true when the budget ran out (or the context ended)
 	// before shrinking finished: Schedule is the best found so far. Runs
 	// the context cut short count for nothing; Schedule and Run are
@@ -80,14 +91,62 @@ type Result struct {
 // The same input always gives the same schedule, whatever Options.Parallel
 // is, unless the budget runs out.
 func Shrink(ctx context.Context, p *engine.Prepared, seed uint64, start *faults.Schedule, opt Options) (*Result, error) {
-	run := func(ctx context.Context, sch *faults.Schedule) (*engine.Result, error) {
-		return p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: sch})
+	forks := engine.Forks{MinSaved: opt.minSaved}
+	run := func(ctx context.Context, sch, parent *faults.Schedule, parentRun *engine.Result) (*engine.Result, error) {
+		ro := engine.RunOptions{Seed: seed, Schedule: sch}
+		if at, ok := agreeUntil(parent, sch); ok && !opt.NoForks {
+			forks.Ran(p, seed, parent, parentRun)
+			ro.From = forks.From(ctx, p, seed, parent, at)
+		}
+		return p.Run(ctx, ro)
 	}
-	return shrink(ctx, run, p.World.Duration, seed, start, opt)
+	res, err := shrink(ctx, run, p.World.Duration, seed, start, opt)
+	if res != nil {
+		res.Forked = forks.Forked()
+	}
+	return res, err
 }
 
-// runFunc runs the seed with a schedule (nil: the seed's own faults).
-type runFunc func(ctx context.Context, sch *faults.Schedule) (*engine.Result, error)
+// agreeUntil returns the latest moment before which sch keeps parent's
+// faults, branches and duration (what a fork from parent's run must keep,
+// engine.RunOptions.From), and false when that is t=0 or either is nil.
+func agreeUntil(parent, sch *faults.Schedule) (time.Duration, bool) {
+	if parent == nil || sch == nil || parent.Duration != sch.Duration {
+		return 0, false
+	}
+	var moments []time.Duration
+	for _, f := range parent.Faults {
+		moments = append(moments, f.At)
+	}
+	for _, f := range sch.Faults {
+		moments = append(moments, f.At)
+	}
+	for _, b := range parent.Branches {
+		moments = append(moments, b.At)
+	}
+	for _, b := range sch.Branches {
+		moments = append(moments, b.At)
+	}
+	slices.Sort(moments)
+	same := func(at time.Duration) bool {
+		a, b := parent.Before(at), sch.Before(at)
+		a.Seed, b.Seed = 0, 0
+		return reflect.DeepEqual(a, b)
+	}
+	// Before(at) holds what comes before at: they agree before the first
+	// moment whose own faults or branches differ.
+	for _, at := range slices.Compact(moments) {
+		if !same(at + 1) {
+			return at, at > 0
+		}
+	}
+	return 0, false // the same schedule: nothing to run that the cache has not
+}
+
+// runFunc runs the seed with a schedule (nil: the seed's own faults),
+// a candidate that changes parent, the smallest schedule so far, whose
+// run is parentRun.
+type runFunc func(ctx context.Context, sch, parent *faults.Schedule, parentRun *engine.Result) (*engine.Result, error)
 
 // shrink is Shrink over any runner, so the search can be tested on a
 // model of a bug; horizon is the world's duration.
@@ -97,7 +156,7 @@ func shrink(ctx context.Context, run runFunc, horizon time.Duration, seed uint64
 		s.deadline = time.Now().Add(opt.Budget)
 	}
 	s.step = StepStart
-	first, err := run(ctx, start)
+	first, err := run(ctx, start, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +254,7 @@ func (s *shrinker) runAll(cands []*faults.Schedule) []*engine.Result {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, s.par)
 	started := map[string]int{}
+	parent, parentRun := s.best, s.bestRun // no run changes them
 	for i, c := range cands {
 		keys[i] = key(c)
 		if r, ok := s.cache[keys[i]]; ok {
@@ -209,7 +269,7 @@ func (s *shrinker) runAll(cands []*faults.Schedule) []*engine.Result {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r, err := s.run(s.ctx, c)
+			r, err := s.run(s.ctx, c, parent, parentRun)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {

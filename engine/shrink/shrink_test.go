@@ -3,6 +3,7 @@ package shrink
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ var (
 	engErr  error
 )
 
-func prepare(t *testing.T, path string) *engine.Prepared {
+func prepare(t testing.TB, path string) *engine.Prepared {
 	t.Helper()
 	engOnce.Do(func() { eng, engErr = engine.New(context.Background(), engine.Options{}) })
 	if engErr != nil {
@@ -125,5 +126,114 @@ func TestPassingSeed(t *testing.T) {
 	}
 	if !res.Start.Passed || res.Schedule != nil || res.Runs != 1 {
 		t.Fatalf("a passing seed: passed %v, schedule %v, %d runs", res.Start.Passed, res.Schedule, res.Runs)
+	}
+}
+
+// Candidates that keep the smallest schedule's past late into its run fork
+// from a recording of it, and the shrink ends as it does from t=0: the same
+// schedule, runs and trace. testdata/late's failure needs a crash after a
+// second of a run of a second and a half, so moving the crash earlier
+// tries late moments.
+func TestForkedCandidates(t *testing.T) {
+	p := prepare(t, "testdata/late/seedfall.json")
+	start := &faults.Schedule{Seed: 1, Faults: []faults.Fault{
+		{At: 200 * time.Millisecond, Kind: "crash", Node: "server", Until: 230 * time.Millisecond},
+		{At: 700 * time.Millisecond, Kind: "pause", Node: "client", Until: 720 * time.Millisecond},
+		{At: 1300 * time.Millisecond, Kind: "crash", Node: "server", Until: 1320 * time.Millisecond},
+		{At: 1350 * time.Millisecond, Kind: "pause", Node: "server", Until: 1360 * time.Millisecond},
+	}}
+	var got [3]string
+	// The world's runs take a few milliseconds, where forks do not pay:
+	// fork whatever they save.
+	for i, o := range []Options{{NoForks: true}, {minSaved: -1}, {Parallel: 3, minSaved: -1}} {
+		res, err := Shrink(context.Background(), p, 1, start, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case o.NoForks && res.Forked != 0:
+			t.Errorf("%d runs forked with NoForks", res.Forked)
+		case !o.NoForks && res.Forked == 0:
+			t.Errorf("no candidate forked (parallel %d)", o.Parallel)
+		}
+		b, _ := res.Schedule.MarshalJSON()
+		got[i] = fmt.Sprintf("%s\nruns %d, digest %s", b, res.Runs, res.Run.Digest)
+		t.Logf("parallel %d, forks %v: %d runs, %d forked", o.Parallel, !o.NoForks, res.Runs, res.Forked)
+	}
+	if got[1] != got[0] || got[2] != got[0] {
+		t.Errorf("shrinks differ:\nfrom t=0:\n%s\nforking:\n%s\nforking, 3 at once:\n%s", got[0], got[1], got[2])
+	}
+	if !strings.Contains(got[0], `"at":"1.0`) {
+		t.Errorf("the crash did not shrink to about a second:\n%s", got[0])
+	}
+}
+
+// agreeUntil is the latest moment before which a fork of the parent's run
+// keeps its past.
+func TestAgreeUntil(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	crash := func(at, until int) faults.Fault {
+		return faults.Fault{At: ms(at), Kind: "crash", Node: "server", Until: ms(until)}
+	}
+	parent := &faults.Schedule{Seed: 1, Duration: time.Second, Faults: []faults.Fault{crash(100, 110), crash(500, 510), crash(800, 810)}}
+	with := func(fs ...faults.Fault) *faults.Schedule {
+		return &faults.Schedule{Seed: 1, Duration: time.Second, Faults: fs}
+	}
+	for _, tc := range []struct {
+		sch  *faults.Schedule
+		at   time.Duration
+		fork bool
+	}{
+		{with(crash(100, 110), crash(500, 510)), ms(800), true},                        // the last removed
+		{with(crash(100, 110), crash(800, 810)), ms(500), true},                        // the middle removed
+		{with(crash(100, 110), crash(300, 310), crash(800, 810)), ms(300), true},       // one moved earlier
+		{with(crash(100, 110), crash(500, 505), crash(800, 810)), ms(500), true},       // one shortened
+		{with(crash(0, 110), crash(500, 510), crash(800, 810)), 0, false},              // moved to t=0
+		{with(crash(500, 510), crash(800, 810)), ms(100), true},                        // the first removed
+		{with(crash(100, 110), crash(500, 510), crash(800, 810)), 0, false},            // the same
+		{&faults.Schedule{Duration: 2 * time.Second, Faults: parent.Faults}, 0, false}, // another duration
+		{nil, 0, false},
+	} {
+		at, ok := agreeUntil(parent, tc.sch)
+		if at != tc.at || ok != tc.fork {
+			t.Errorf("%v: %v %v, want %v %v", tc.sch, at, ok, tc.at, tc.fork)
+		}
+	}
+}
+
+// BenchmarkShrink shrinks testdata/late's schedule (its candidates keep
+// most of the run's past) and kvlog seed 1's (whose crash moves to the
+// run's first milliseconds, so nothing forks), from t=0 and forking.
+//
+//	go test ./engine/shrink -run '^$' -bench BenchmarkShrink -benchtime 5x -count 2
+func BenchmarkShrink(b *testing.B) {
+	late := &faults.Schedule{Seed: 1, Faults: []faults.Fault{
+		{At: 200 * time.Millisecond, Kind: "crash", Node: "server", Until: 230 * time.Millisecond},
+		{At: 700 * time.Millisecond, Kind: "pause", Node: "client", Until: 720 * time.Millisecond},
+		{At: 1300 * time.Millisecond, Kind: "crash", Node: "server", Until: 1320 * time.Millisecond},
+		{At: 1350 * time.Millisecond, Kind: "pause", Node: "server", Until: 1360 * time.Millisecond},
+	}}
+	for _, w := range []struct {
+		name, path string
+		start      *faults.Schedule
+	}{{"late", "testdata/late/seedfall.json", late}, {"kvlog", "../../examples/kvlog/seedfall.json", nil}} {
+		p := prepare(b, w.path)
+		for _, noForks := range []bool{true, false} {
+			name := w.name + ", forks"
+			if noForks {
+				name = w.name + ", t=0"
+			}
+			b.Run(name, func(b *testing.B) {
+				forked := 0
+				for range b.N {
+					res, err := Shrink(context.Background(), p, 1, w.start, Options{Parallel: 1, NoForks: noForks})
+					if err != nil {
+						b.Fatal(err)
+					}
+					forked += res.Forked
+				}
+				b.ReportMetric(float64(forked)/float64(b.N), "forks/op")
+			})
+		}
 	}
 }

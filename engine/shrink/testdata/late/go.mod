@@ -1,0 +1,3 @@
+module example.com/late
+
+go 1.26
