@@ -35,12 +35,14 @@ import (
 // what branching and looking cost and nothing else.
 //
 // Branching earlier does not pay: a fork still runs its future in full
-// and pays a few milliseconds to take its copies, and the recording costs
-// about a run and a third (docs/how-it-works.md, "Checkpoints and forks").
-// starlark's BenchmarkBranches, 20 branches of a kvlog run: 0-16% less at 51% of the
-// run, 31-38% at 76%, 54-64% at 15/16. A look runs only its past, so a
-// fork pays there once it saves half of it. BenchmarkDebug, 16 looks at a
-// kvlog run: 56-61% less around one moment, 15-18% stepping through it.
+// and pays 1 to 3 ms to play its past back and take its copies, and the
+// recording costs about a run and a quarter (docs/how-it-works.md,
+// "Checkpoints and forks"). A look runs only its past, so a fork pays
+// there once it saves half of it. Nowhere does a fork pay that saves less
+// than MinSaved of real time. starlark's BenchmarkBranches, 20 branches of
+// a kvlog run: 23-25% less at 51% of the run, 43-52% at 76%, 59-60% at
+// 15/16; BenchmarkDebug, 16 looks: 50-64% less around one moment, 4-16%
+// stepping through the run; realsoft's BenchmarkShrinkRaft: 13% less.
 type Forks struct {
 	// MinSaved is the least real time of its past a fork must save, as
 	// the runs seen (Ran) took it: 0 is 10ms (minSaved), below 0 any.
