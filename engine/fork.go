@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"time"
 
@@ -179,7 +178,9 @@ func (r *runner) forkSetup(opt RunOptions) error {
 }
 
 // agrees checks that a fork's run is the checkpointed run until the
-// checkpoint: same world, seed, duration and faults and branches before it.
+// checkpoint: same world, seed, duration and faults and branches before
+// it, and no fault at an operation the run did not have
+// (faults.Schedule.Keeps).
 func (c *Checkpoint) agrees(p *Prepared, opt RunOptions) error {
 	if c.Reason != "" {
 		return fmt.Errorf("no fork can start at %v: %s", c.At, c.Reason)
@@ -190,10 +191,8 @@ func (c *Checkpoint) agrees(p *Prepared, opt RunOptions) error {
 	if c.schedule == nil || opt.Schedule == nil {
 		return fmt.Errorf("a fork at %v must keep its checkpoint's schedule before then (its faults, branches and duration)", c.At)
 	}
-	a, b := c.schedule.Before(c.At), opt.Schedule.Before(c.At)
-	a.Seed, b.Seed = 0, 0 // the run's seed is checked above
-	if !reflect.DeepEqual(a, b) {
-		return fmt.Errorf("a fork at %v must keep its checkpoint's schedule before then (its faults, branches and duration)", c.At)
+	if !opt.Schedule.Keeps(c.schedule, c.At) {
+		return fmt.Errorf("a fork at %v must keep its checkpoint's schedule before then (its faults, branches and duration, and the faults that fire at an operation)", c.At)
 	}
 	return nil
 }

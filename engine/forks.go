@@ -16,13 +16,15 @@ import (
 // with State, as seedfall debug), fork from a recording of it instead of
 // running its past again (RunOptions.Checkpoints and From). A session that
 // branches and looks at runs many times keeps one: the workbench (branch,
-// explore's ctx.branch and run_many, debug) and seedfall mcp
-// (seedfall_debug). Its zero value is ready.
+// explore's ctx.branch and run_many, debug), seedfall mcp (seedfall_debug)
+// and each shrink (its candidates). Its zero value is ready.
 //
 //   - A run's branch is a run whose schedule is the run's with one more
-//     branch, last (Branch). Once a run has been branched twice in its
-//     second half, it is recorded, and every later branch at or after one
-//     of its checkpoints forks from the latest.
+//     branch, last (Branch); a shrink candidate keeps the smallest
+//     schedule so far until its first change (From). Once a run has been
+//     asked twice for such a moment in its second half, it is recorded,
+//     and every later run that keeps its past to one of its checkpoints
+//     forks from the latest.
 //   - A look runs the run's past up to a moment (Look). Once two looks at a
 //     run were not covered (no checkpoint in the second half of their
 //     past), it is recorded again, up to the latest moment asked; later
@@ -42,7 +44,8 @@ import (
 // than MinSaved of real time. starlark's BenchmarkBranches, 20 branches of
 // a kvlog run: 23-25% less at 51% of the run, 43-52% at 76%, 59-60% at
 // 15/16; BenchmarkDebug, 16 looks: 50-64% less around one moment, 4-16%
-// stepping through the run; realsoft's BenchmarkShrinkRaft: 13% less.
+// stepping through the run; engine/shrink's BenchmarkShrink: 26-27% less
+// on testdata/late.
 type Forks struct {
 	// MinSaved is the least real time of its past a fork must save, as
 	// the runs seen (Ran) took it: 0 is 10ms (minSaved), below 0 any.
@@ -127,7 +130,8 @@ const (
 	// fork pays about 1 to 3 ms to play its past back and put its copies
 	// into instances (kvlog's BenchmarkFork), whatever the run, so in a
 	// world whose runs take a few milliseconds forks cost more than they
-	// save (engine/shrink's BenchmarkShrink, testdata/late).
+	// save (a shrink of engine/shrink/testdata/late without its client's
+	// setup took 134 ms forking against 113 from t=0).
 	minSaved = 10 * time.Millisecond
 )
 
@@ -207,11 +211,10 @@ func (f *Forks) Branch(ctx context.Context, p *Prepared, seed uint64, s *faults.
 // agrees with parent's before at (RunOptions.From: its faults, branches
 // and duration), as Branch's: once the parent has been asked twice for a
 // moment in its second half it is recorded, and a run forks from its
-// latest checkpoint at or before at; nil: from t=0. shrink's candidates
-// ask it with the shrunk schedule they change as parent.
+// latest checkpoint at or before at; nil: from t=0. shrink asks it for
+// each candidate, with the smallest schedule so far as parent.
 func (f *Forks) From(ctx context.Context, p *Prepared, seed uint64, parent *faults.Schedule, at time.Duration) *Checkpoint {
-	ps := parent
-	key := forkKey(p, seed, ps)
+	key := forkKey(p, seed, parent)
 	if key == "" {
 		return nil
 	}
@@ -221,7 +224,7 @@ func (f *Forks) From(ctx context.Context, p *Prepared, seed uint64, parent *faul
 	if pr.cps == nil && !pr.failed && pr.length > 0 && 2*at >= pr.length && pr.worth(at) {
 		pr.ask(at)
 		if pr.branched++; pr.branched >= branchesBeforeRec {
-			f.record(ctx, p, seed, ps, pr)
+			f.record(ctx, p, seed, parent, pr)
 		}
 	}
 	return f.forking(pr.from(at))

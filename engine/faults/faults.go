@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -215,6 +216,25 @@ func (s *Schedule) Before(at time.Duration) *Schedule {
 		}
 	}
 	return b
+}
+
+// Keeps reports whether a run under s is the run under parent until at:
+// the same duration, and the same faults and branches before at (seeds
+// aside); and every fault of s that fires at an operation is one of
+// parent's, since its At only records when it fired in some run, and
+// changed it may fire before at.
+func (s *Schedule) Keeps(parent *Schedule, at time.Duration) bool {
+	a, b := parent.Before(at), s.Before(at)
+	a.Seed, b.Seed = 0, 0
+	if !reflect.DeepEqual(a, b) {
+		return false
+	}
+	for _, f := range s.Faults {
+		if k, _ := Lookup(f.Kind); k.AtOp && !slices.ContainsFunc(parent.Faults, func(g Fault) bool { return reflect.DeepEqual(f, g) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // ForkAt is the schedule of a fork of s at at: what of s comes before at,

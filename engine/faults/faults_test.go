@@ -165,3 +165,35 @@ func TestRegisteredKindsAreChecked(t *testing.T) {
 		t.Fatalf("Known() = %v", Known())
 	}
 }
+
+// A schedule keeps another's run until a moment when it keeps its
+// faults before then, and adds or changes no fault at an operation (which
+// may fire at any moment).
+func TestKeeps(t *testing.T) {
+	Register(KindInfo{Name: "test_at_op", AtOp: true})
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	crash := func(at int) Fault { return Fault{At: ms(at), Kind: Crash, Node: "n", Until: ms(at + 10)} }
+	op := func(at int, n uint64) Fault { return Fault{At: ms(at), Kind: "test_at_op", Node: "n", Op: n} }
+	parent := &Schedule{Seed: 1, Duration: time.Second, Faults: []Fault{crash(100), op(300, 7), crash(600)}}
+	for _, tc := range []struct {
+		fs   []Fault
+		at   time.Duration
+		want bool
+	}{
+		{[]Fault{crash(100), op(300, 7), crash(600)}, ms(900), true},
+		{[]Fault{crash(100), op(300, 7)}, ms(600), true},                          // a later crash removed
+		{[]Fault{crash(100), op(300, 7)}, ms(601), false},                         // ... but it was before then
+		{[]Fault{crash(100), crash(600)}, ms(300), true},                          // the fault at an op removed, it fired at 300ms
+		{[]Fault{crash(100), crash(600)}, ms(301), false},                         // ... before then
+		{[]Fault{crash(100), op(300, 3), crash(600)}, ms(200), false},             // its op moved: it may fire earlier
+		{[]Fault{crash(100), op(300, 7), op(900, 9), crash(600)}, ms(200), false}, // one added
+	} {
+		s := &Schedule{Seed: 2, Duration: time.Second, Faults: tc.fs}
+		if got := s.Keeps(parent, tc.at); got != tc.want {
+			t.Errorf("%v at %v: %v, want %v", tc.fs, tc.at, got, tc.want)
+		}
+	}
+	if (&Schedule{Duration: 2 * time.Second, Faults: parent.Faults}).Keeps(parent, ms(1)) {
+		t.Error("another duration kept the run")
+	}
+}

@@ -1,13 +1,10 @@
 package realsoft
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/seedfall/seedfall/engine"
-	"github.com/seedfall/seedfall/engine/shrink"
 )
 
 // raftkv acknowledging a PUT once raft.Apply has queued it, not when its
@@ -70,34 +67,3 @@ func TestRaftFixedPasses(t *testing.T) {
 	t.Logf("%d seeds passed: faults %v, %d elections won", passingSeeds(), kinds, elections)
 }
 
-// BenchmarkShrinkRaft shrinks raftkv seed 2 (its failure needs a crash of
-// n2 during a disk operation, late in the run) from t=0 and with the
-// candidates that keep most of the past forking from a recording
-// (shrink.Options.NoForks): the same schedule, fewer seconds.
-//
-//	go test ./engine/realsoft -run '^$' -bench BenchmarkShrinkRaft -benchtime 3x -count 2
-func BenchmarkShrinkRaft(b *testing.B) {
-	p := prepareFile(b, "raftkv/seedfall.json")
-	var digests [2]string
-	for i, noForks := range []bool{true, false} {
-		name := "forks"
-		if noForks {
-			name = "t=0"
-		}
-		b.Run(name, func(b *testing.B) {
-			forked := 0
-			for range b.N {
-				res, err := shrink.Shrink(context.Background(), p, 2, nil, shrink.Options{Parallel: 1, NoForks: noForks})
-				if err != nil {
-					b.Fatal(err)
-				}
-				forked += res.Forked
-				digests[i] = fmt.Sprintf("%d runs, %s", res.Runs, res.Run.Digest)
-			}
-			b.ReportMetric(float64(forked)/float64(b.N), "forks/op")
-		})
-	}
-	if digests[0] != digests[1] {
-		b.Errorf("from t=0 %s, forking %s", digests[0], digests[1])
-	}
-}

@@ -6,7 +6,6 @@ package shrink
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -108,8 +107,8 @@ func Shrink(ctx context.Context, p *engine.Prepared, seed uint64, start *faults.
 }
 
 // agreeUntil returns the latest moment before which sch keeps parent's
-// faults, branches and duration (what a fork from parent's run must keep,
-// engine.RunOptions.From), and false when that is t=0 or either is nil.
+// faults, branches and duration (faults.Schedule.Keeps, what a fork from
+// parent's run must keep), and false when that is t=0 or either is nil.
 func agreeUntil(parent, sch *faults.Schedule) (time.Duration, bool) {
 	if parent == nil || sch == nil || parent.Duration != sch.Duration {
 		return 0, false
@@ -128,15 +127,13 @@ func agreeUntil(parent, sch *faults.Schedule) (time.Duration, bool) {
 		moments = append(moments, b.At)
 	}
 	slices.Sort(moments)
-	same := func(at time.Duration) bool {
-		a, b := parent.Before(at), sch.Before(at)
-		a.Seed, b.Seed = 0, 0
-		return reflect.DeepEqual(a, b)
+	if !sch.Keeps(parent, 0) {
+		return 0, false // a fault at an operation changed: it may fire at any time
 	}
-	// Before(at) holds what comes before at: they agree before the first
+	// Keeps(at) looks at what comes before at: they agree before the first
 	// moment whose own faults or branches differ.
 	for _, at := range slices.Compact(moments) {
-		if !same(at + 1) {
+		if !sch.Keeps(parent, at+1) {
 			return at, at > 0
 		}
 	}

@@ -133,7 +133,7 @@ func TestPassingSeed(t *testing.T) {
 // from a recording of it, and the shrink ends as it does from t=0: the same
 // schedule, runs and trace. testdata/late's failure needs a crash after a
 // second of a run of a second and a half, so moving the crash earlier
-// tries late moments.
+// tries late moments, and its client's setup makes that past cost.
 func TestForkedCandidates(t *testing.T) {
 	p := prepare(t, "testdata/late/seedfall.json")
 	start := &faults.Schedule{Seed: 1, Faults: []faults.Fault{
@@ -143,8 +143,7 @@ func TestForkedCandidates(t *testing.T) {
 		{At: 1350 * time.Millisecond, Kind: "pause", Node: "server", Until: 1360 * time.Millisecond},
 	}}
 	var got [3]string
-	// The world's runs take a few milliseconds, where forks do not pay:
-	// fork whatever they save.
+	// Fork whatever a fork saves, however fast the machine runs the past.
 	for i, o := range []Options{{NoForks: true}, {minSaved: -1}, {Parallel: 3, minSaved: -1}} {
 		res, err := Shrink(context.Background(), p, 1, start, o)
 		if err != nil {
@@ -202,8 +201,9 @@ func TestAgreeUntil(t *testing.T) {
 }
 
 // BenchmarkShrink shrinks testdata/late's schedule (its candidates keep
-// most of the run's past) and kvlog seed 1's (whose crash moves to the
-// run's first milliseconds, so nothing forks), from t=0 and forking.
+// most of the run's past, which its client's setup makes cost) and kvlog
+// seed 1's (whose crash moves to the run's first milliseconds, so nothing
+// forks), from t=0 and forking.
 //
 //	go test ./engine/shrink -run '^$' -bench BenchmarkShrink -benchtime 5x -count 2
 func BenchmarkShrink(b *testing.B) {
@@ -234,6 +234,33 @@ func BenchmarkShrink(b *testing.B) {
 				}
 				b.ReportMetric(float64(forked)/float64(b.N), "forks/op")
 			})
+		}
+	}
+}
+
+// A fault that fires at an operation records in its at only when it fired
+// in some run: changed or added, it may fire before that, so a candidate
+// that changes one keeps nothing of the past.
+func TestAgreeUntilOperationFaults(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	io := func(at int, op uint64) faults.Fault {
+		return faults.Fault{At: ms(at), Kind: engine.KindCrashIO, Node: "server", Op: op, Until: ms(at + 10)}
+	}
+	crash := faults.Fault{At: ms(100), Kind: "crash", Node: "server", Until: ms(110)}
+	parent := &faults.Schedule{Duration: time.Second, Faults: []faults.Fault{crash, io(500, 40)}}
+	for _, tc := range []struct {
+		fs   []faults.Fault
+		at   time.Duration
+		fork bool
+	}{
+		{[]faults.Fault{crash, io(500, 20)}, 0, false},              // its op earlier
+		{[]faults.Fault{crash, io(500, 40), io(900, 60)}, 0, false}, // one added
+		{[]faults.Fault{io(500, 40)}, ms(100), true},                // the timed one removed
+		{[]faults.Fault{crash}, ms(500), true},                      // the one at an operation removed
+	} {
+		at, ok := agreeUntil(parent, &faults.Schedule{Duration: time.Second, Faults: tc.fs})
+		if at != tc.at || ok != tc.fork {
+			t.Errorf("%v: %v %v, want %v %v", tc.fs, at, ok, tc.at, tc.fork)
 		}
 	}
 }
