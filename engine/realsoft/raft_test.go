@@ -66,4 +66,3 @@ func TestRaftFixedPasses(t *testing.T) {
 	}
 	t.Logf("%d seeds passed: faults %v, %d elections won", passingSeeds(), kinds, elections)
 }
-
