@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -449,5 +451,44 @@ func TestCancelStopsARun(t *testing.T) {
 		if r := run(t, prepare(t, `{"nodes": [], "workload": {"name": "c", "pkg": "./exitcode", "args": ["0"]}}`), 1, nil); !r.Passed {
 			t.Fatalf("after a cancel: %s %s", r.Class, r.Reason)
 		}
+	}
+}
+
+// StatesAt shows, in one run, the world at each moment as a run stopped
+// there shows it (seedfall debug -at), the moment of a crash included.
+func TestStatesAtAreStopAtStates(t *testing.T) {
+	p := prepareFile(t, "../examples/kvlog/seedfall.json")
+	first, err := p.Run(context.Background(), RunOptions{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crash := first.Schedule.Faults[0].At
+	moments := []time.Duration{first.Schedule.Faults[1].At, crash - 1, crash, crash + 1, time.Duration(first.SimNs) / 2}
+	res, err := p.Run(context.Background(), RunOptions{Seed: 1, StatesAt: moments})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Digest != first.Digest {
+		t.Errorf("looking changed the run")
+	}
+	slices.Sort(moments)
+	if len(res.States) != len(moments) {
+		t.Fatalf("%d states for %d moments", len(res.States), len(moments))
+	}
+	for i, at := range moments {
+		alone, err := p.Run(context.Background(), RunOptions{Seed: 1, StopAt: at, State: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(res.States[i])
+		b, _ := json.Marshal(alone.State)
+		if string(a) != string(b) {
+			t.Errorf("at %v, in one run:\n%s\nstopped there:\n%s", at, a, b)
+		}
+	}
+	// A moment past the end shows nothing.
+	res, err = p.Run(context.Background(), RunOptions{Seed: 1, StatesAt: []time.Duration{crash, time.Duration(first.SimNs) + time.Second}})
+	if err != nil || len(res.States) != 1 {
+		t.Fatalf("%v, %d states; want the one the run reached", err, len(res.States))
 	}
 }

@@ -55,6 +55,10 @@ type RunOptions struct {
 	// State fills Result.State with the world as the run ends (at StopAt,
 	// for seedfall debug).
 	State bool
+	// StatesAt fills Result.States with the world at each of these
+	// moments the run reaches, as State shows it at a StopAt there (after
+	// what was due then): several moments of seedfall debug in one run.
+	StatesAt []time.Duration
 	// GuestProfile, if set, hears where the run's guest time goes
 	// (guestprof.go). The run's trace and digest are the same without it.
 	GuestProfile *GuestProfile
@@ -106,6 +110,7 @@ type Result struct {
 	Lines       []trace.Line
 	Disks       []NodeDisk      // with RunOptions.KeepDisks: every program's disk at the end
 	State       *State          // with RunOptions.State: the world at the end
+	States      []*State        // with RunOptions.StatesAt: the world at each moment the run reached, in order
 	History     *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
 
 	Properties []Property // sim properties this run reached or its programs declare (properties.go)
@@ -124,11 +129,12 @@ type runner struct {
 	seed uint64
 	ctx  context.Context
 
-	s     *sched.Sched
-	tr    *trace.Trace
-	net   *netsim.Network
-	netR  rng.Stream
-	nodes []*node
+	s      *sched.Sched
+	tr     *trace.Trace
+	net    *netsim.Network
+	netR   rng.Stream
+	nodes  []*node
+	states []*State // RunOptions.StatesAt's
 
 	faultsOn bool // false before setup completes (faults_after_setup) and once faults stop for good
 	// quietUntil is the end of the latest sim.QuietFor: no fault starts
@@ -365,6 +371,10 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		r.s.At(int64(f.At), func() { r.apply(f) })
 	}
 
+	// Before StopAt's, so that a moment asked of both shows the same.
+	for _, at := range slices.Sorted(slices.Values(opt.StatesAt)) {
+		r.s.At(int64(at), func() { r.states = append(r.states, r.state()) })
+	}
 	if opt.StopAt > 0 {
 		// Stopped to look, not finished: no check of the run so far.
 		r.s.At(int64(opt.StopAt), func() { r.finish(fmt.Sprintf("stopped at %v to inspect", opt.StopAt)) })
@@ -420,7 +430,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 	}
 
 	res := r.res
-	res.State = state
+	res.State, res.States = state, r.states
 	res.Seed = opt.Seed
 	res.SimNs = r.s.Now()
 	res.Steps = r.s.Steps()
