@@ -66,17 +66,16 @@ type recording struct {
 // parent is what Forks knows of one run: how long it ran, the moments
 // asked of it, and its recording once made.
 type parent struct {
-	mu        sync.Mutex
-	length    time.Duration
-	asked     []time.Duration // the moments asked, the oldest first
-	branched  int             // late asks (Branch, From) before the first recording
-	uncovered int             // looks no checkpoint covered since the last recording
-	records   int             // recordings made
-	rate      float64         // real ns per virtual ns of its runs (Ran), 0: unknown
-	minSaved  time.Duration   // Forks.MinSaved
-	cps       []*Checkpoint
-	bytes     int
-	failed    bool // a recording failed: run every branch from t=0
+	mu       sync.Mutex
+	length   time.Duration
+	asked    []time.Duration // the moments asked, the oldest first
+	pending  int             // moments due (due) since the last recording
+	records  int             // recordings made
+	rate     float64         // real ns per virtual ns of its runs (Ran), 0: unknown
+	minSaved time.Duration   // Forks.MinSaved
+	cps      []*Checkpoint
+	bytes    int
+	failed   bool // a recording failed: run every branch from t=0
 }
 
 // ask notes a moment to record a checkpoint at: the last maxRecordedAt
@@ -96,6 +95,22 @@ func (pr *parent) ask(at time.Duration) {
 // minSaved in the runs seen (Ran); true when none was seen.
 func (pr *parent) worth(at time.Duration) bool {
 	return pr.rate == 0 || pr.minSaved < 0 || float64(at)*pr.rate >= float64(cmp.Or(pr.minSaved, minSaved))
+}
+
+// due reports whether a moment asked counts toward recording the run: a
+// branch's (or shrink candidate's) in the second half of a run not
+// recorded yet, since its future runs in full anyway; a look's when no
+// checkpoint covers it (in the second half of its past). A fork there
+// must be worth it too.
+func (pr *parent) due(at time.Duration, look bool) bool {
+	if pr.failed || !pr.worth(at) {
+		return false
+	}
+	if look {
+		c := pr.latest(at)
+		return (c == nil || 2*c.At < at) && pr.records < maxRecords
+	}
+	return pr.cps == nil && pr.length > 0 && 2*at >= pr.length
 }
 
 // from is the checkpoint a run forks from at at: the latest, when a fork
@@ -120,12 +135,11 @@ func (pr *parent) latest(at time.Duration) *Checkpoint {
 }
 
 const (
-	maxParents        = 4         // recordings kept, the oldest dropped first
-	maxRecordedAt     = 8         // checkpoints in one recording
-	maxForkBytes      = 512 << 20 // the recordings' copies of guests, in all
-	branchesBeforeRec = 2         // late branches of a run before it is recorded
-	looksBeforeRec    = 2         // uncovered looks at a run before it is recorded again
-	maxRecords        = 4         // recordings of one run
+	maxParents    = 4         // recordings kept, the oldest dropped first
+	maxRecordedAt = 8         // checkpoints in one recording
+	maxForkBytes  = 512 << 20 // the recordings' copies of guests, in all
+	asksBeforeRec = 2         // moments due before a run is recorded (again)
+	maxRecords    = 4         // recordings of one run
 	// minSaved is the least real time of the past a fork must save: a
 	// fork pays about 1 to 3 ms to play its past back and put its copies
 	// into instances (kvlog's BenchmarkFork), whatever the run, so in a
@@ -214,26 +228,20 @@ func (f *Forks) Branch(ctx context.Context, p *Prepared, seed uint64, s *faults.
 // latest checkpoint at or before at; nil: from t=0. shrink asks it for
 // each candidate, with the smallest schedule so far as parent.
 func (f *Forks) From(ctx context.Context, p *Prepared, seed uint64, parent *faults.Schedule, at time.Duration) *Checkpoint {
-	key := forkKey(p, seed, parent)
-	if key == "" {
-		return nil
-	}
-	pr := f.get(key)
-	pr.mu.Lock()
-	defer pr.mu.Unlock()
-	if pr.cps == nil && !pr.failed && pr.length > 0 && 2*at >= pr.length && pr.worth(at) {
-		pr.ask(at)
-		if pr.branched++; pr.branched >= branchesBeforeRec {
-			f.record(ctx, p, seed, parent, pr)
-		}
-	}
-	return f.forking(pr.from(at))
+	return f.ask(ctx, p, seed, parent, at, false)
 }
 
 // Look is the checkpoint a look at the run of p, seed and s up to at
 // starts from, recording the run again when two looks were not covered;
 // nil: from t=0.
 func (f *Forks) Look(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule, at time.Duration) *Checkpoint {
+	return f.ask(ctx, p, seed, s, at, true)
+}
+
+// ask is From and Look: it notes the moment asked of the run of p, seed
+// and s, records the run when two moments were due, and returns the
+// checkpoint to fork from, if one is worth it.
+func (f *Forks) ask(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule, at time.Duration, look bool) *Checkpoint {
 	key := forkKey(p, seed, s)
 	if key == "" {
 		return nil
@@ -241,10 +249,9 @@ func (f *Forks) Look(ctx context.Context, p *Prepared, seed uint64, s *faults.Sc
 	pr := f.get(key)
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	// Covered: a fork saves at least half the past.
-	if c := pr.latest(at); (c == nil || 2*c.At < at) && !pr.failed && pr.records < maxRecords && pr.worth(at) {
+	if pr.due(at, look) {
 		pr.ask(at)
-		if pr.uncovered++; pr.uncovered >= looksBeforeRec {
+		if pr.pending++; pr.pending >= asksBeforeRec {
 			f.record(ctx, p, seed, s, pr)
 		}
 	}
@@ -275,7 +282,7 @@ func (f *Forks) record(ctx context.Context, p *Prepared, seed uint64, ps *faults
 	moments := slices.Clone(pr.asked)
 	slices.Sort(moments)
 	pr.records++
-	pr.uncovered = 0
+	pr.pending = 0
 	res, err := p.Run(ctx, RunOptions{Seed: seed, Schedule: ps, Checkpoints: moments, StopAt: moments[len(moments)-1] + 1})
 	if err != nil || ctx.Err() != nil {
 		pr.failed = ctx.Err() == nil

@@ -82,47 +82,14 @@ func TestLateBranchesFork(t *testing.T) {
 //
 //	go test ./starlark -run '^$' -bench BenchmarkDebug -benchtime 5x -count 2
 func BenchmarkDebug(b *testing.B) {
-	world, err := filepath.Abs("../examples/kvlog/seedfall.fixed.json")
-	if err != nil {
-		b.Fatal(err)
-	}
 	for _, looks := range []struct{ name, xs string }{
 		{"stepping", "[k * 100 // 16 for k in range(1, 17)]"},
 		{"around", "[70 + (k * 7) % 16 for k in range(16)]"},
 	} {
-		src := writeScript(b, "looks.star", `
-w = load_config("`+world+`")
-r = run(w, seed = 1)
-def looks():
+		benchSessions(b, looks.name, `
     for x in `+looks.xs+`:
         debug(r, r.sim_time * x / 100)
 `)
-		for _, noForks := range []bool{true, false} {
-			name := looks.name + ", forks"
-			if noForks {
-				name = looks.name + ", t=0"
-			}
-			b.Run(name, func(b *testing.B) {
-				forked := 0
-				for range b.N {
-					// A session of its own each time: the recording is
-					// part of what the op costs.
-					b.StopTimer()
-					env := NewEnv(Options{Engine: testEngine(b), Stdout: &bytes.Buffer{}, NoForks: noForks})
-					g, err := env.ExecFile(src)
-					if err != nil {
-						b.Fatal(ScriptError(err))
-					}
-					th := env.NewThread("bench")
-					b.StartTimer()
-					if _, err := sl.Call(th, g["looks"], nil, nil); err != nil {
-						b.Fatal(err)
-					}
-					forked += env.forks.Forked()
-				}
-				b.ReportMetric(float64(forked)/float64(b.N), "forks/op")
-			})
-		}
 	}
 }
 
@@ -131,43 +98,48 @@ def looks():
 //
 //	go test ./starlark -run '^$' -bench BenchmarkBranches -benchtime 5x -count 2
 func BenchmarkBranches(b *testing.B) {
+	for _, at := range []string{"51 / 100", "76 / 100", "15 / 16"} {
+		benchSessions(b, "at "+strings.ReplaceAll(at, " ", ""), `
+    for k in range(1, 21):
+        branch(r, at = r.sim_time * `+at+`, key = k)
+`)
+	}
+}
+
+// benchSessions runs body, the indented body of a function of r, a run of
+// kvlog's fixed world, from t=0 and with forks. Each op is a session of
+// its own: the recording is part of what it costs.
+func benchSessions(b *testing.B, name, body string) {
 	world, err := filepath.Abs("../examples/kvlog/seedfall.fixed.json")
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, at := range []string{"51 / 100", "76 / 100", "15 / 16"} {
-		src := writeScript(b, "branches.star", `
+	src := writeScript(b, "bench.star", `
 w = load_config("`+world+`")
 r = run(w, seed = 1)
-def branches():
-    for k in range(1, 21):
-        branch(r, at = r.sim_time * `+at+`, key = k)
-`)
-		for _, noForks := range []bool{true, false} {
-			name := "at " + strings.ReplaceAll(at, " ", "") + ", forks"
-			if noForks {
-				name = "at " + strings.ReplaceAll(at, " ", "") + ", t=0"
-			}
-			b.Run(name, func(b *testing.B) {
-				forked := 0
-				for range b.N {
-					// A session of its own each time: the recording is
-					// part of what the op costs.
-					b.StopTimer()
-					env := NewEnv(Options{Engine: testEngine(b), Stdout: &bytes.Buffer{}, NoForks: noForks})
-					g, err := env.ExecFile(src)
-					if err != nil {
-						b.Fatal(ScriptError(err))
-					}
-					th := env.NewThread("bench")
-					b.StartTimer()
-					if _, err := sl.Call(th, g["branches"], nil, nil); err != nil {
-						b.Fatal(err)
-					}
-					forked += env.forks.Forked()
-				}
-				b.ReportMetric(float64(forked)/float64(b.N), "forks/op")
-			})
+def op():`+body)
+	for _, noForks := range []bool{true, false} {
+		mode := ", forks"
+		if noForks {
+			mode = ", t=0"
 		}
+		b.Run(name+mode, func(b *testing.B) {
+			forked := 0
+			for range b.N {
+				b.StopTimer()
+				env := NewEnv(Options{Engine: testEngine(b), Stdout: &bytes.Buffer{}, NoForks: noForks})
+				g, err := env.ExecFile(src)
+				if err != nil {
+					b.Fatal(ScriptError(err))
+				}
+				th := env.NewThread("bench")
+				b.StartTimer()
+				if _, err := sl.Call(th, g["op"], nil, nil); err != nil {
+					b.Fatal(err)
+				}
+				forked += env.forks.Forked()
+			}
+			b.ReportMetric(float64(forked)/float64(b.N), "forks/op")
+		})
 	}
 }
