@@ -111,8 +111,17 @@ func New(ctx context.Context, opts Options) (*Engine, error) {
 	e := &Engine{opts: opts, mods: map[modKey]*compiled{}}
 	e.builder = &guest.Builder{CacheDir: opts.CacheDir, Env: opts.GoEnv, Note: e.note}
 	sweepEngineCache(opts.CacheDir)
+	wazeroVersion.Do(func() {
+		// wazero keeps its own version in a global it fills, unguarded,
+		// the first time a runtime or compilation cache asks: ask once
+		// here, before Prepare compiles programs side by side (go test
+		// -race saw two first compilations race on it).
+		wazero.NewRuntimeWithConfig(context.Background(), wazero.NewRuntimeConfigCompiler()).Close(context.Background())
+	})
 	return e, nil
 }
+
+var wazeroVersion sync.Once
 
 // DefaultCacheDir is the cache an Engine uses when Options.CacheDir is
 // empty: $SEEDFALL_CACHE, else seedfall in the user cache directory.
