@@ -149,7 +149,16 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout, "  "+l.String())
 		}
 	}
-	fmt.Fprintf(stdout, "%s in all, %s; debug the moment: seedfall debug %s -seed %d -at %v\n", plural(res.Runs, "run"), cost(res), s.args, *seed, res.Inevitable)
+	// The world its forks start from at each end: where the failure can
+	// still be avoided (before what was due at After), and where it cannot.
+	debug := fmt.Sprintf("seedfall debug %s -seed %d", s.args, *seed)
+	if from != "" && !samePath(from, s.schedulePath(*seed)) {
+		debug += " -faults " + shellQuote(from) // the schedule it explained
+	}
+	if res.After > 0 {
+		debug += fmt.Sprintf(" -at %v", res.After-1)
+	}
+	fmt.Fprintf(stdout, "%s in all, %s; the world at both ends: %s -at %v\n", plural(res.Runs, "run"), cost(res), debug, res.Inevitable)
 	return verdict
 }
 

@@ -171,7 +171,7 @@ func TestInterruptCause(t *testing.T) {
 		`(?m)^ +\S+  \.         0/1 still fail  \(1 of 8 forks decided it: passes\)$`,
 		`(?m)^ +\S+  #+ +\d/\d still fail  \(interrupted: undecided\)$`,
 		`(?m)^the failure became inevitable between \S+ and \S+$`,
-		`(?m)^` + m[1] + ` runs in all, [\d.]+ times the failing run's scheduler steps; debug the moment: seedfall debug -c seedfall.json -seed 1 -at \S+$`,
+		`(?m)^` + m[1] + ` runs in all, [\d.]+ times the failing run's scheduler steps; the world at both ends: seedfall debug -c seedfall.json -seed 1 (-at \S+ )?-at \S+$`,
 	} {
 		if !regexp.MustCompile(want).MatchString(stdout) {
 			t.Errorf("stdout lacks %s", want)
