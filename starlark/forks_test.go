@@ -72,7 +72,7 @@ func TestLateBranchesFork(t *testing.T) {
 	}
 	looks := strings.Count(outs[0], "debug seed ")
 	branches := len(regexp.MustCompile(`(?m)^\d+ (True|False) `).FindAllString(outs[0], -1))
-	t.Logf("%d of %d branches and %d looks forked", forked[1], branches, looks)
+	t.Logf("%d of %d runs forked (%d branches, %d looks)", forked[1], branches+looks, branches, looks)
 }
 
 // BenchmarkDebug looks at one kvlog run 16 times with debug(), with and
