@@ -56,51 +56,71 @@ func debugCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	worldsAtOnce(1) // after Prepare, which compiles programs side by side
 	defer s.close()
-	last := at[len(at)-1]
-	opt := engine.RunOptions{Seed: *sa.seed, Schedule: sch, StopAt: last, State: true}
-	if len(at) > 1 {
-		opt.StatesAt = at[:len(at)-1]
-	}
+	opt := debugRun(*sa.seed, sch, at)
 	res, err := s.p.Run(ctx, opt)
 	if err != nil {
 		return err
 	}
-	ended := !strings.HasPrefix(res.Reason, "stopped at")
 	if *asJSON {
-		// The state, and the verdict when the run ended before -at; with
-		// several -at, the states at the moments before the last too.
-		out := struct {
-			Seed   uint64          `json:"seed"`
-			Ended  *jsonResult     `json:"ended,omitempty"`
-			State  *engine.State   `json:"state"`
-			States []*engine.State `json:"states,omitempty"`
-			Faults []faults.Fault  `json:"faults"`
-		}{Seed: *sa.seed, State: res.State, States: res.States, Faults: res.Schedule.Faults}
-		if out.Faults == nil {
-			out.Faults = []faults.Fault{}
-		}
-		if ended {
-			j := newJSONResult(res, from)
-			out.Ended = &j
-		}
-		b, err := json.Marshal(out)
+		b, err := json.Marshal(newDebugReport(res, from))
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s\n", b)
 		return nil
 	}
-	printSource(stdout, *sa.seed, sch, from)
-	for _, st := range res.States {
-		st.Write(stdout, res.Schedule.Before(st.At+1)) // the faults so far then
-	}
-	if ended {
-		if len(res.States) > 0 {
-			fmt.Fprintln(stdout)
-		}
-		fmt.Fprintf(stdout, "the run ended before %v: ", at[len(res.States)])
-		s.printVerdict(stdout, res, "")
-	}
-	res.State.Write(stdout, res.Schedule)
+	s.writeDebug(stdout, res, at, sch, from)
 	return nil
+}
+
+// debugReport is debug -json's object, and seedfall_debug's structured
+// result: the state at the last moment asked, the states at the earlier
+// ones, the faults so far, and the verdict when the run ended before the
+// last moment.
+type debugReport struct {
+	Seed   uint64          `json:"seed"`
+	Ended  *jsonResult     `json:"ended,omitempty"`
+	State  *engine.State   `json:"state"`
+	States []*engine.State `json:"states,omitempty"`
+	Faults []faults.Fault  `json:"faults"`
+}
+
+func newDebugReport(res *engine.Result, from string) debugReport {
+	rep := debugReport{Seed: res.Seed, State: res.State, States: res.States, Faults: slices.Clip(res.Schedule.Faults)}
+	if rep.Faults == nil {
+		rep.Faults = []faults.Fault{}
+	}
+	if stoppedBefore(res) {
+		j := newJSONResult(res, from)
+		rep.Ended = &j
+	}
+	return rep
+}
+
+// stoppedBefore reports whether a run asked to stop at a moment ended
+// before it.
+func stoppedBefore(res *engine.Result) bool { return !strings.HasPrefix(res.Reason, "stopped at") }
+
+// writeDebug prints the world at the moments at (sorted) of res, a run
+// with StopAt at the last and StatesAt at the others: each with the
+// faults so far then, and how the run ended if it ended before one.
+func (s *session) writeDebug(w io.Writer, res *engine.Result, at []time.Duration, sch *faults.Schedule, from string) {
+	printSource(w, res.Seed, sch, from)
+	for _, st := range res.States {
+		st.Write(w, res.Schedule.Before(st.At+1)) // the faults so far then
+	}
+	if stoppedBefore(res) {
+		if len(res.States) > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "the run ended before %v: ", at[len(res.States)])
+		s.printVerdict(w, res, "")
+	}
+	res.State.Write(w, res.Schedule)
+}
+
+// debugRun is the run that shows the moments at (sorted, distinct): it
+// stops at the last and looks at the others on the way.
+func debugRun(seed uint64, sch *faults.Schedule, at []time.Duration) engine.RunOptions {
+	return engine.RunOptions{Seed: seed, Schedule: sch, StopAt: at[len(at)-1], State: true, StatesAt: at[:len(at)-1]}
 }

@@ -177,8 +177,11 @@ func (m *mcpServer) server() *mcp.Server {
 		"Fork a failing run at many moments with fresh randomness and report when the failure became inevitable, with the faults and events just before.",
 		nil, toolCause)
 	addTool(m, s, "seedfall_debug", "debug", "The world at a moment",
-		"Run a seed to a virtual time and show the world then: each program's state and incarnation, its connections, the writes a crash would lose, and the faults in force.",
-		nil, toolDebug)
+		"Run a seed to a virtual time and show the world then: each program's state and incarnation, its connections, the writes a crash would lose, and the faults in force. Several times show several moments of one run, as seedfall cause's last line suggests.",
+		func(p props) {
+			p["at"].Type, p["at"].Types = "", []string{"string", "array"}
+			p["at"].Items = &jsonschema.Schema{Type: "string"}
+		}, toolDebug)
 	return s
 }
 
@@ -347,7 +350,24 @@ type shrinkIn struct {
 
 type debugIn struct {
 	seedIn
-	At string `json:"at" jsonschema:"the virtual time to stop at, such as 1.5s"`
+	At momentsArg `json:"at" jsonschema:"the virtual time to stop at, such as 1.5s, or a list of them: several moments of one run"`
+}
+
+// momentsArg is one virtual time or a list of them.
+type momentsArg []string
+
+func (m *momentsArg) UnmarshalJSON(b []byte) error {
+	var one string
+	if json.Unmarshal(b, &one) == nil {
+		*m = momentsArg{one}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(b, &list); err != nil {
+		return errors.New(`"at" is a virtual time like "1.5s", or a list of them`)
+	}
+	*m = list
+	return nil
 }
 
 // seedsArg is "1-500", "2-3,9" or a bare number.
@@ -690,48 +710,36 @@ func toolCause(c *toolCall, in seedIn) (any, error) {
 	return nil, c.cli(causeCmd, &in)
 }
 
-// debugReport is seedfall_debug's structured result, as debug -json.
-type debugReport struct {
-	Seed   uint64         `json:"seed"`
-	Ended  *jsonResult    `json:"ended,omitempty"`
-	State  *engine.State  `json:"state"`
-	Faults []faults.Fault `json:"faults"`
-}
-
 func toolDebug(c *toolCall, in debugIn) (any, error) {
-	at, err := time.ParseDuration(in.At)
-	if err != nil || at <= 0 {
-		return nil, fmt.Errorf("say when to stop: \"at\", a virtual time above 0 such as 1.5s, not %q (the failure's time is in seedfall_replay)", capText(in.At, 100))
+	var at moments
+	for _, a := range in.At {
+		if err := at.Set(a); err != nil {
+			return nil, fmt.Errorf("say when to stop: \"at\", a virtual time above 0 such as 1.5s, or a list of them, not %q (the failure's time is in seedfall_replay)", capText(a, 100))
+		}
 	}
+	if len(at) == 0 {
+		return nil, fmt.Errorf("say when to stop: \"at\", a virtual time above 0 such as 1.5s, or a list of them (the failure's time is in seedfall_replay)")
+	}
+	slices.Sort(at)
+	at = slices.Compact(at)
 	s, sch, from, err := c.open(&in.seedIn)
 	if err != nil {
 		return nil, err
 	}
-	opt := engine.RunOptions{Seed: in.Seed, Schedule: sch, StopAt: at, State: true}
+	opt := debugRun(in.Seed, sch, at)
 	p := s.p
-	if sch != nil {
+	if sch != nil && len(at) == 1 {
 		// Looking at one seed again forks from a recording of its run.
 		p = c.srv.sameWorld(p)
-		opt.From = c.srv.forks.Look(c.ctx, p, in.Seed, sch, at)
+		opt.From = c.srv.forks.Look(c.ctx, p, in.Seed, sch, at[0])
 	}
 	res, err := p.Run(c.ctx, opt)
 	if err != nil {
 		return nil, err
 	}
-	if sch != nil {
+	if sch != nil && len(at) == 1 {
 		c.srv.forks.Ran(p, in.Seed, sch, res)
 	}
-	rep := debugReport{Seed: in.Seed, State: res.State, Faults: slices.Clip(res.Schedule.Faults)}
-	if rep.Faults == nil {
-		rep.Faults = []faults.Fault{}
-	}
-	printSource(&c.text, in.Seed, sch, from)
-	if !strings.HasPrefix(res.Reason, "stopped at") {
-		j := newJSONResult(res, from)
-		rep.Ended = &j
-		fmt.Fprintf(&c.text, "the run ended before %v: ", at)
-		s.printVerdict(&c.text, res, "")
-	}
-	res.State.Write(&c.text, res.Schedule)
-	return rep, nil
+	s.writeDebug(&c.text, res, at, sch, from)
+	return newDebugReport(res, from), nil
 }

@@ -470,13 +470,22 @@ func TestMCPDebugForks(t *testing.T) {
 	if run := call("seedfall_run", map[string]any{"seeds": "1"}); run["failed"] != 1.0 {
 		t.Fatalf("seed 1 did not fail: %v", run)
 	}
-	for _, at := range []string{"300ms", "700ms", "1.1s", "900ms", "1.2s", "1.19s", "400ms", "30s"} {
-		got, err := json.Marshal(call("seedfall_debug", map[string]any{"seed": 1, "at": at}))
+	// The last: several moments of one run, from t=0.
+	for _, at := range [][]string{{"300ms"}, {"700ms"}, {"1.1s"}, {"900ms"}, {"1.2s"}, {"1.19s"}, {"400ms"}, {"30s"}, {"1.19s", "96ms", "30s"}} {
+		var arg any = at
+		args := []string{"-c", cfg, "-seed", "1", "-json"}
+		for _, a := range at {
+			args = append(args, "-at", a)
+		}
+		if len(at) == 1 {
+			arg = at[0]
+		}
+		got, err := json.Marshal(call("seedfall_debug", map[string]any{"seed": 1, "at": arg}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		if err := debugCmd([]string{"-c", cfg, "-seed", "1", "-at", at, "-json"}, &out, io.Discard); err != nil {
+		if err := debugCmd(args, &out, io.Discard); err != nil {
 			t.Fatal(err)
 		}
 		var a, b map[string]any
@@ -494,10 +503,13 @@ func TestMCPDebugForks(t *testing.T) {
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("at %s, seedfall_debug says\n%s\nand seedfall debug -json\n%s", at, got, out.Bytes())
 		}
+		if states, _ := a["states"].([]any); len(states) != len(at)-1 {
+			t.Errorf("at %s: %d states before the last", at, len(states))
+		}
 	}
 	if n := m.forks.Forked(); n == 0 {
 		t.Errorf("no look forked")
 	} else {
-		t.Logf("%d of 8 looks forked", n)
+		t.Logf("%d of 8 looks at one moment forked", n)
 	}
 }
