@@ -89,24 +89,19 @@ func (c *Cause) AttrNames() []string {
 
 func (c *Cause) Attr(name string) (sl.Value, error) {
 	res := c.res
-	frozen := frozenList
 	switch name {
 	case "after":
 		return Duration(res.After), nil
 	case "inevitable":
 		return Duration(res.Inevitable), nil
 	case "faults":
-		l := make([]sl.Value, len(res.Faults))
-		for i, f := range res.Faults {
-			l[i] = &Fault{f}
-		}
-		return frozen(l), nil
+		return faultList(res.Faults), nil
 	case "events":
 		l := make([]sl.Value, len(res.Events))
 		for i, ev := range res.Events {
 			l[i] = sl.String(strings.TrimSpace(ev.String()))
 		}
-		return frozen(l), nil
+		return frozenList(l), nil
 	case "moments":
 		l := make([]sl.Value, len(res.Moments))
 		for i, m := range res.Moments {
@@ -117,7 +112,7 @@ func (c *Cause) Attr(name string) (sl.Value, error) {
 				"verdict": sl.String(m.Verdict.String()),
 			})
 		}
-		return frozen(l), nil
+		return frozenList(l), nil
 	case "run":
 		return c.run, nil
 	case "runs":

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/seedfall/seedfall/engine/faults"
 	sl "go.starlark.net/starlark"
 )
 
@@ -176,4 +177,29 @@ func numberValue(s string) sl.Value {
 	}
 	f, _ := strconv.ParseFloat(s, 64)
 	return sl.Float(f)
+}
+
+// frozenList is l as a frozen list.
+func frozenList(l []sl.Value) sl.Value {
+	v := sl.NewList(l)
+	v.Freeze()
+	return v
+}
+
+// stringList is ss as a frozen list of strings.
+func stringList(ss []string) sl.Value {
+	l := make([]sl.Value, len(ss))
+	for i, s := range ss {
+		l[i] = sl.String(s)
+	}
+	return frozenList(l)
+}
+
+// faultList is fs as a frozen list of fault values.
+func faultList(fs []faults.Fault) sl.Value {
+	l := make([]sl.Value, len(fs))
+	for i, f := range fs {
+		l[i] = &Fault{f}
+	}
+	return frozenList(l)
 }

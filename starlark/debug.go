@@ -89,13 +89,6 @@ func (d *Debug) AttrNames() []string {
 
 func (d *Debug) Attr(name string) (sl.Value, error) {
 	st := d.res.State
-	strs := func(ss []string) sl.Value {
-		l := make([]sl.Value, len(ss))
-		for i, s := range ss {
-			l[i] = sl.String(s)
-		}
-		return frozenList(l)
-	}
 	switch name {
 	case "at":
 		return Duration(st.At), nil
@@ -104,19 +97,15 @@ func (d *Debug) Attr(name string) (sl.Value, error) {
 	case "run":
 		return d.run, nil
 	case "clogs":
-		return strs(st.Clogs), nil
+		return stringList(st.Clogs), nil
 	case "partition":
 		l := make([]sl.Value, len(st.Partition))
 		for i, side := range st.Partition {
-			l[i] = strs(side)
+			l[i] = stringList(side)
 		}
 		return frozenList(l), nil
 	case "faults":
-		l := make([]sl.Value, len(d.res.Schedule.Faults))
-		for i, f := range d.res.Schedule.Faults {
-			l[i] = &Fault{f}
-		}
-		return frozenList(l), nil
+		return faultList(d.res.Schedule.Faults), nil
 	case "programs":
 		l := make([]sl.Value, len(st.Programs))
 		for i, p := range st.Programs {
@@ -155,10 +144,4 @@ func (d *Debug) Attr(name string) (sl.Value, error) {
 		return frozenList(l), nil
 	}
 	return nil, nil
-}
-
-func frozenList(l []sl.Value) sl.Value {
-	v := sl.NewList(l)
-	v.Freeze()
-	return v
 }

@@ -65,15 +65,6 @@ func (f *Fault) AttrNames() []string {
 
 func (f *Fault) Attr(name string) (sl.Value, error) {
 	x := f.F
-	strs := func(ss []string) sl.Value {
-		l := make([]sl.Value, len(ss))
-		for i, s := range ss {
-			l[i] = sl.String(s)
-		}
-		v := sl.NewList(l)
-		v.Freeze()
-		return v
-	}
 	switch name {
 	case "at":
 		return Duration(x.At), nil
@@ -98,15 +89,13 @@ func (f *Fault) Attr(name string) (sl.Value, error) {
 	case "site":
 		return sl.String(x.Site), nil
 	case "side":
-		return strs(x.Side), nil
+		return stringList(x.Side), nil
 	case "groups":
 		gs := make([]sl.Value, len(x.Groups))
 		for i, g := range x.Groups {
-			gs[i] = strs(g)
+			gs[i] = stringList(g)
 		}
-		v := sl.NewList(gs)
-		v.Freeze()
-		return v, nil
+		return frozenList(gs), nil
 	case "factor":
 		return sl.Float(x.Factor), nil
 	case "op":
@@ -274,13 +263,7 @@ func (s *Schedule) AttrNames() []string {
 func (s *Schedule) Attr(name string) (sl.Value, error) {
 	switch name {
 	case "faults":
-		l := make([]sl.Value, len(s.S.Faults))
-		for i, f := range s.S.Faults {
-			l[i] = &Fault{f}
-		}
-		v := sl.NewList(l)
-		v.Freeze()
-		return v, nil
+		return faultList(s.S.Faults), nil
 	case "duration":
 		return Duration(s.S.Duration), nil
 	case "seed":
