@@ -113,14 +113,7 @@ func (img *bootImage) release(ctx context.Context, m api.Module, wp *wasi.Proces
 		m.Close(ctx)
 		return
 	}
-	img.mu.Lock()
-	if len(img.free) < maxFree {
-		img.free = append(img.free, reusable{m, g.mem, g.size})
-		img.mu.Unlock()
-		return
-	}
-	img.mu.Unlock()
-	m.Close(ctx)
+	img.put(ctx, reusable{m, g.mem, g.size})
 }
 
 // restoreInto puts a copy of a guest into an instance img's earlier
@@ -155,7 +148,8 @@ func (img *bootImage) restoreInto(ctx context.Context, pa *pausable, g *memGuard
 	return r.m, true, nil
 }
 
-// put gives back an instance take returned and did not use.
+// put keeps an instance for reuse, unless the pool is full: then it
+// closes it.
 func (img *bootImage) put(ctx context.Context, r reusable) {
 	img.mu.Lock()
 	if len(img.free) < maxFree {

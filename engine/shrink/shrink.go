@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"sync"
 	"time"
 
@@ -126,18 +127,18 @@ func agreeUntil(parent, sch *faults.Schedule) (time.Duration, bool) {
 	for _, b := range sch.Branches {
 		moments = append(moments, b.At)
 	}
-	slices.Sort(moments)
 	if !sch.Keeps(parent, 0) {
 		return 0, false // a fault at an operation changed: it may fire at any time
 	}
-	// Keeps(at) looks at what comes before at: they agree before the first
-	// moment whose own faults or branches differ.
-	for _, at := range slices.Compact(moments) {
-		if !sch.Keeps(parent, at+1) {
-			return at, at > 0
-		}
+	// Keeps(at) looks at what comes before at, so it holds up to the first
+	// moment whose own faults or branches differ, and not after: search.
+	slices.Sort(moments)
+	moments = slices.Compact(moments)
+	i := sort.Search(len(moments), func(i int) bool { return !sch.Keeps(parent, moments[i]+1) })
+	if i == len(moments) {
+		return 0, false // the same schedule: nothing to run that the cache has not
 	}
-	return 0, false // the same schedule: nothing to run that the cache has not
+	return moments[i], moments[i] > 0
 }
 
 // runFunc runs the seed with a schedule (nil: the seed's own faults),
