@@ -114,7 +114,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "forked up to %s at %s, each keeping the faults before its moment and re-keying every stream from it;\n",
 			plural(*branches, "way"), plural(len(res.Moments), "moment"))
-		fmt.Fprintf(stdout, "bisected on each moment's first fork (the scan, then the faults' edges, then halving), then ran the two ends' forks until they decided them (-all: every fork of every moment):\n")
+		fmt.Fprintf(stdout, "bisected on each moment's first fork (the faults' edges, then the scan, then halving), then ran the two ends' forks until they decided them (-all: every fork of every moment):\n")
 	}
 	for _, m := range res.Moments {
 		bar := strings.Repeat("#", m.Failed) + strings.Repeat(".", m.Runs-m.Failed)

@@ -11,13 +11,14 @@
 // a later fault becomes inevitable only once that fault has happened.
 //
 // The search bisects. It tries a moment with its first fork alone and goes
-// the way that fork went: through an even scan of the run, then the edges
-// of the faults in the interval left (the moment of each, and the
-// nanosecond after, when the fork keeps it), then halvings. Then it runs
+// the way that fork went: through the edges of the faults (the moment of
+// each, and the nanosecond after, when the fork keeps it), then an even
+// scan of the interval left, then halvings. Then it runs
 // the interval's two ends' other forks until they are decided; an end that
 // turns out the other way moves the search on. A failure whose forks go
-// from passing to failing at a fault costs about a dozen forks, and the
-// interval is that fault's nanosecond. Options.Exhaustive runs every fork
+// from passing to failing at a fault costs two first forks for each
+// halving of the faults and the other forks of the moment just after
+// that fault, and the interval is that fault's nanosecond. Options.Exhaustive runs every fork
 // of every moment of the scan instead, and takes the earliest moment from
 // which every later one fails; the two agree when the forks' failing share
 // does not come and go.
@@ -367,8 +368,11 @@ func explain(ctx context.Context, fail *engine.Result, run runFork, opt Options)
 	return res, nil
 }
 
-// plan is the moments a search may try: the scan, then the edges of the
-// faults in the interval, then halvings of it.
+// plan is the moments a search may try: the edges of the faults, then the
+// scan's moments in the interval, then halvings of it. Edges come first:
+// a failure that a fault causes turns at one, and a fork that passes runs
+// the whole workload, which may be many times the failing run, so the
+// fewer moments before the turn are tried the better.
 type plan struct {
 	scan []time.Duration
 	// edges are each fault's moment and the nanosecond after: a fork
@@ -393,7 +397,7 @@ func newPlan(fail *engine.Result, opt Options) *plan {
 }
 
 // next is the moment to try in (lo, hi), halved halvings made: the
-// middle moment of the scan inside it, else the middle edge inside it,
+// middle edge inside it, else the middle moment of the scan inside it,
 // else its middle (halving) while it is wider than halve. ok is false
 // when there is none: the interval is as narrow as the search makes it.
 func (pl *plan) next(lo, hi time.Duration, halved int) (at time.Duration, halving, ok bool) {
@@ -402,14 +406,14 @@ func (pl *plan) next(lo, hi time.Duration, halved int) (at time.Duration, halvin
 		j, _ := slices.BinarySearch(ats, hi)
 		return ats[i:j]
 	}
+	if in := inside(pl.edges); len(in) > 0 {
+		return in[len(in)/2], false, true
+	}
 	if in := inside(pl.scan); len(in) > 0 {
 		return in[len(in)/2], false, true
 	}
 	if lo < 0 {
 		return 0, false, false // every moment of the scan fails
-	}
-	if in := inside(pl.edges); len(in) > 0 {
-		return in[len(in)/2], false, true
 	}
 	if hi-lo > pl.halve && halved < pl.halvings {
 		return lo + (hi-lo)/2, true, true

@@ -3,6 +3,7 @@ package cause
 import (
 	"context"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -100,6 +101,14 @@ func TestCauseFindsTheCrash(t *testing.T) {
 	}
 	if res.Runs*3 > all.Runs {
 		t.Errorf("%d runs; the exhaustive search took %d", res.Runs, all.Runs)
+	}
+	// The search tries the faults' edges first, and the crash is one: it
+	// tries no other moment, which spares it the forks before the crash,
+	// each of which passes and so runs the whole workload.
+	for _, m := range res.Moments {
+		if !slices.ContainsFunc(res.Failure.Schedule.Faults, func(f faults.Fault) bool { return m.At == f.At || m.At == f.At+1 }) {
+			t.Errorf("moment %+v is no fault's edge; the faults: %v", m, res.Failure.Schedule.Faults)
+		}
 	}
 	if res.Steps < uint64(res.Runs)*res.Failure.Steps/2 {
 		t.Errorf("%d runs took %d steps; the failing run alone %d", res.Runs, res.Steps, res.Failure.Steps)
