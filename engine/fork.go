@@ -134,6 +134,9 @@ type forkRun struct {
 	tapes map[incKey]*wasi.Tape
 	cps   []*Checkpoint
 	last  map[string]*pagedGuest // each program's copy at the last checkpoint
+	// recorded: the run has reached its every checkpoint; the tapes are
+	// closed (wasi.Tape.Close) and new incarnations have none.
+	recorded bool
 	bytes int                    // what the checkpoints hold
 	from  *Checkpoint            // a fork's checkpoint
 	// switched: the fork has reached its checkpoint's moment; every
@@ -198,9 +201,20 @@ func (c *Checkpoint) agrees(p *Prepared, opt RunOptions) error {
 }
 
 // checkpoint copies every live guest, all of them paused or not started.
+// After the run's last checkpoint, the tapes close: a fork plays a tape
+// only up to its checkpoint (and reads a guest's last global from its
+// end).
 func (r *runner) checkpoint(c *Checkpoint) {
 	f := r.fork
 	c.taken = true
+	defer func() {
+		if !slices.ContainsFunc(f.cps, func(c *Checkpoint) bool { return !c.taken }) {
+			f.recorded = true
+			for _, t := range f.tapes {
+				t.Close()
+			}
+		}
+	}()
 	if f.bytes > maxCheckpointBytes {
 		c.Reason = fmt.Sprintf("the run's checkpoints hold %d MiB already, the most seedfall keeps", f.bytes>>20)
 		return
@@ -255,6 +269,9 @@ func (r *runner) forkProcess(n *node, wp *wasi.Process) {
 	}
 	key := incKey{n.prog.Name, n.inc}
 	if f.from == nil {
+		if f.recorded {
+			return
+		}
 		wp.Tape = &wasi.Tape{}
 		f.tapes[key] = wp.Tape
 		return

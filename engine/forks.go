@@ -140,14 +140,17 @@ const (
 	maxForkBytes  = 512 << 20 // the recordings' copies of guests, in all
 	asksBeforeRec = 2         // moments due before a run is recorded (again)
 	maxRecords    = 4         // recordings of one run
-	// minSaved is the least real time of the past a fork must save: a
-	// fork pays about 1 to 3 ms to play its past back and put its copies
-	// into instances (kvlog's BenchmarkFork), whatever the run, so in a
-	// world whose runs take a few milliseconds forks cost more than they
-	// save (a shrink of engine/shrink/testdata/late without its client's
-	// setup took 134 ms forking against 113 from t=0).
-	minSaved = 10 * time.Millisecond
+	minSaved      = MinForkSaving
 )
+
+// MinForkSaving is the least real time of its past a fork must save to
+// pay: a fork pays about 1 to 3 ms to play its past back and put its
+// copies into instances (kvlog's BenchmarkFork), whatever the run, so in a
+// world whose runs take a few milliseconds forks cost more than they save
+// (a shrink of engine/shrink/testdata/late without its client's setup
+// took 134 ms forking against 113 from t=0). Forks and cause fork only
+// where the past, at the real rate of the runs seen, took this long.
+const MinForkSaving = 10 * time.Millisecond
 
 // forkKey names the run of world p, seed and schedule s: its faults,
 // branches and duration ("" if it cannot).

@@ -127,7 +127,7 @@ func TestCauseDeterministic(t *testing.T) {
 		if r.Failure.WallNs == 0 {
 			t.Fatal("the failing run took no wall time")
 		}
-		r.Failure.WallNs = 0 // the only field not a function of the seed
+		r.Failure.WallNs, r.Forked = 0, 0 // the only fields not a function of the seed
 	}
 	if !reflect.DeepEqual(a, b) {
 		t.Errorf("twice, two results:\n%+v\n%+v", a, b)
@@ -142,6 +142,28 @@ func TestCauseDeterministic(t *testing.T) {
 	one.Runs, one.Steps = a.Runs, a.Steps
 	if !reflect.DeepEqual(a, one) {
 		t.Errorf("parallel 1 and 2 differ:\n%+v\n%+v", one, a)
+	}
+}
+
+// A moment's other forks start from the checkpoint its first fork took on
+// its way, and the search is the search from t=0, to the steps of its runs
+// and the moments' outcomes, one fork at a time or several.
+func TestOtherForksStartFromTheFirst(t *testing.T) {
+	p := prepare(t, "../../examples/kvlog/seedfall.json")
+	for _, par := range []int{1, 3} {
+		opt := Options{Moments: 8, Branches: 4, Parallel: par, NoForks: true}
+		scratch := find(t, p, 2, opt)
+		opt.NoForks, opt.minSaved = false, -1 // fork whatever it saves: kvlog's runs take milliseconds
+		forked := find(t, p, 2, opt)
+		// The end that fails ran its 3 other forks from its first's.
+		if forked.Forked < opt.Branches-1 || scratch.Forked != 0 {
+			t.Errorf("parallel %d: %d forks started from a first fork's checkpoint (from t=0: %d); want at least %d",
+				par, forked.Forked, scratch.Forked, opt.Branches-1)
+		}
+		forked.Forked, forked.Failure.WallNs, scratch.Failure.WallNs = 0, 0, 0
+		if !reflect.DeepEqual(scratch, forked) {
+			t.Errorf("parallel %d: forking changed the search:\n%+v\n%+v", par, scratch, forked)
+		}
 	}
 }
 

@@ -32,7 +32,17 @@ type Tape struct {
 	chunks [][]tapeItem
 	n      int
 	slab   []byte // what memory reads returned, back to back: items' data point into it
+	// closed: no fork plays the tape past its end, so it records only
+	// the guest's last global (Final), which is read from the tape's end.
+	closed bool
 }
+
+// Close stops the tape: the host calls after it are not recorded, but for
+// Final's.
+func (t *Tape) Close() { t.closed = true }
+
+// recording reports whether the process records its host calls.
+func (p *Process) recording() bool { return p.Tape != nil && !p.Tape.closed }
 
 const tapeChunk = 1024
 
@@ -303,14 +313,14 @@ func b2u(b bool) uint64 {
 // Refused puts a memory_limit refusal on the tape; Playback hears it back
 // through its Refused.
 func (p *Process) Refused(had, asked uint64) {
-	if p.Tape != nil {
+	if p.recording() {
 		p.Tape.add(tapeItem{op: tapeRefused, params: []uint64{had, asked}})
 	}
 }
 
 // Ended puts on the tape how the guest ended between host calls (a trap).
 func (p *Process) Ended(err error) {
-	if p.Tape != nil && err != nil {
+	if p.recording() && err != nil {
 		p.Tape.add(tapeItem{op: tapeEnd, err: err})
 	}
 }
@@ -369,7 +379,7 @@ func (p *Process) scanMapping(compare func() []disk.Dirty) []disk.Dirty {
 		return out
 	}
 	dirty := compare()
-	if p.Tape != nil {
+	if p.recording() {
 		it := tapeItem{op: tapeScan}
 		for _, d := range dirty {
 			it.params = append(it.params, uint64(d.Off), uint64(len(d.Data)))

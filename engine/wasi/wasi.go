@@ -200,7 +200,7 @@ func watched(name, key string, f api.GoModuleFunc, pure bool) api.GoModuleFunc {
 			if p.Play == nil {
 				p.inst = m
 			}
-			if p.Tape != nil && p.Play == nil {
+			if p.recording() && p.Play == nil {
 				p.Tape.add(tapeItem{op: tapeCall, name: key, params: slices.Clone(s)})
 				m = p.recModule(m)
 				p.inCall = true

@@ -45,32 +45,45 @@ func measure(f func()) cost {
 	return cost{float64(time.Since(start)), float64(cpu() - c0)}
 }
 
+// causeModes are the ways PrintCauseFigures runs each search's forks:
+// from t=0 (-noforks), as the command runs them (the moment's first
+// fork's checkpoint where the past is long enough), and from a
+// checkpointed run of the seed (-checkpoints).
+var causeModes = []struct {
+	name string
+	opt  cause.Options
+}{
+	{"forks from t=0", cause.Options{NoForks: true}},
+	{"forks as cause runs them", cause.Options{}},
+	{"forks from checkpoints", cause.Options{Checkpoints: true}},
+}
+
 // PrintCauseFigures measures seedfall cause in this process, in runs of
-// the seed it explains: its wall and CPU time over one run's, with every
-// fork run from t=0 (as the command runs them) and with forks from
-// checkpoints (cause.Options.Checkpoints, -checkpoints), at parallel forks at once (the
+// the seed it explains: its wall and CPU time over one run's, with its
+// forks run each way of causeModes, at parallel forks at once (the
 // command's default is 2). Each round times one run (on one core, as run
-// -parallel 1 runs it; the median of three), then both searches, so that
+// -parallel 1 runs it; the median of three), then the searches, so that
 // the machine's other load falls on all alike; the table shows the
 // medians over rounds of each round's ratios, each search's runs, and the
-// memory its checkpoints held.
+// forks that started from a checkpoint and the memory those held.
 func PrintCauseFigures(rounds, parallel int) {
 	ctx := context.Background()
 	e, err := engine.New(ctx, engine.Options{})
 	check(err)
 	defer e.Close(ctx)
 	fmt.Printf("\ncause in runs of the seed, -parallel %d, median of %d interleaved rounds\n", parallel, rounds)
-	fmt.Printf("%-38s %8s %5s %7s %7s %7s %7s %12s\n", "", "one run", "runs", "wall", "CPU", "wall", "CPU", "checkpoints")
-	fmt.Printf("%-38s %8s %5s %7s %7s %7s %7s %12s\n", "", "", "", "", "", "vs t=0", "vs t=0", "")
+	fmt.Printf("%-40s %8s %5s %7s %7s %7s %7s %15s\n", "", "one run", "runs", "wall", "CPU", "wall", "CPU", "forked")
+	fmt.Printf("%-40s %8s %5s %7s %7s %7s %7s %15s\n", "", "", "", "", "", "vs t=0", "vs t=0", "")
+	n := len(causeModes)
 	for _, sub := range causeSubjects {
 		w, err := world.Load(filepath.Join(*root, sub.world))
 		check(err)
 		p, err := e.Prepare(ctx, w)
 		check(err)
 		p.Run(ctx, engine.RunOptions{Seed: sub.seed}) // warms the caches
-		var found [2]*cause.Result
-		var wall, cpu [2][]float64
-		var oneWall, relWall, relCPU []float64
+		found := make([]*cause.Result, n)
+		wall, cpu, relWall, relCPU := make([][]float64, n), make([][]float64, n), make([][]float64, n), make([][]float64, n)
+		var oneWall []float64
 		for range rounds {
 			var ws, cs []float64
 			procs := runtime.GOMAXPROCS(1)
@@ -87,35 +100,42 @@ func PrintCauseFigures(rounds, parallel int) {
 			runtime.GOMAXPROCS(procs)
 			one := cost{median(ws), median(cs)}
 			oneWall = append(oneWall, one.wall)
-			var took [2]cost
-			for i, cps := range []bool{false, true} {
+			took := make([]cost, n)
+			for i, m := range causeModes {
+				opt := m.opt
+				opt.Parallel = parallel
 				took[i] = measure(func() {
-					found[i], err = cause.Find(ctx, p, sub.seed, nil, cause.Options{Parallel: parallel, Checkpoints: cps})
+					found[i], err = cause.Find(ctx, p, sub.seed, nil, opt)
 					check(err)
 				})
 				wall[i] = append(wall[i], took[i].wall/one.wall)
 				cpu[i] = append(cpu[i], took[i].cpu/one.cpu)
-			}
-			relWall = append(relWall, took[1].wall/took[0].wall)
-			relCPU = append(relCPU, took[1].cpu/took[0].cpu)
-			if found[0].After != found[1].After || found[0].Inevitable != found[1].Inevitable || found[0].Runs != found[1].Runs {
-				check(fmt.Errorf("%s seed %d: from t=0 cause finds (%v, %v] in %d runs, from checkpoints (%v, %v] in %d", sub.world, sub.seed,
-					found[0].After, found[0].Inevitable, found[0].Runs, found[1].After, found[1].Inevitable, found[1].Runs))
+				relWall[i] = append(relWall[i], took[i].wall/took[0].wall)
+				relCPU[i] = append(relCPU[i], took[i].cpu/took[0].cpu)
+				if a, b := found[0], found[i]; a.After != b.After || a.Inevitable != b.Inevitable || a.Runs != b.Runs || a.Steps != b.Steps {
+					check(fmt.Errorf("%s seed %d: %s, cause finds (%v, %v] in %d runs, %s (%v, %v] in %d", sub.world, sub.seed,
+						causeModes[0].name, a.After, a.Inevitable, a.Runs, m.name, b.After, b.Inevitable, b.Runs))
+				}
 			}
 		}
-		for i, name := range []string{"forks from t=0", "forks from checkpoints"} {
+		for i, m := range causeModes {
 			r := found[i]
-			vs := fmt.Sprintf("%7s %7s %12s", "", "", "")
-			if i == 1 {
-				vs = fmt.Sprintf("%7.2f %7.2f %4d, %3.0f MiB", median(relWall), median(relCPU), r.Checkpoints, float64(r.CheckpointBytes)/(1<<20))
+			vs := fmt.Sprintf("%7s %7s %15s", "", "", "")
+			if i > 0 {
+				forked := fmt.Sprintf("%d", r.Forked)
+				if m.opt.Checkpoints {
+					forked = fmt.Sprintf("%d, %.0f MiB", r.Checkpoints, float64(r.CheckpointBytes)/(1<<20))
+				}
+				vs = fmt.Sprintf("%7.2f %7.2f %15s", median(relWall[i]), median(relCPU[i]), forked)
 			}
-			fmt.Printf("%-38s %8s %5d %6.1fx %6.1fx %s\n",
-				fmt.Sprintf("%s seed %d, %s", filepath.Base(filepath.Dir(sub.world)), sub.seed, name),
+			fmt.Printf("%-40s %8s %5d %6.1fx %6.1fx %s\n",
+				fmt.Sprintf("%s seed %d, %s", filepath.Base(filepath.Dir(sub.world)), sub.seed, m.name),
 				time.Duration(median(oneWall)).Round(100*time.Microsecond), r.Runs, median(wall[i]), median(cpu[i]), vs)
 		}
 	}
 	fmt.Println("one run: the failing run alone, on one core. wall, CPU: the search's, failing run included,")
 	fmt.Println("over that run's. vs t=0: over the search whose forks run from t=0, the same round.")
-	fmt.Println("checkpoints: how many, and the memory their copies of the guests held.")
-	fmt.Println("Both searches run the same forks and find the same interval (checked).")
+	fmt.Println("forked: forks that started from their moment's first fork's checkpoint; from checkpoints,")
+	fmt.Println("the checkpoints and the memory their copies of the guests held.")
+	fmt.Println("Every search runs the same forks and finds the same interval (checked).")
 }

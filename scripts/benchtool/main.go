@@ -36,7 +36,7 @@ var (
 	cpuRounds = flag.Int("cpurounds", 3, "interleaved rounds of the CPU time against free CPU comparison")
 	netSeeds  = flag.Int("netseeds", 2, "seeds of the 5-node chatting world (about 20s of real time each)")
 	mergeRuns = flag.Int("mergerounds", 3, "runs of each seedfall merge of 10,000 seeds")
-	causeRuns = flag.Int("causerounds", 3, "interleaved rounds of seedfall cause, forks from t=0 against from checkpoints")
+	causeRuns = flag.Int("causerounds", 3, "interleaved rounds of seedfall cause, each way of running its forks")
 	causePar  = flag.Int("causeparallel", 2, "forks seedfall cause runs at once (its default is 2)")
 )
 
