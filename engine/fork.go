@@ -137,8 +137,8 @@ type forkRun struct {
 	// recorded: the run has reached its every checkpoint; the tapes are
 	// closed (wasi.Tape.Close) and new incarnations have none.
 	recorded bool
-	bytes int                    // what the checkpoints hold
-	from  *Checkpoint            // a fork's checkpoint
+	bytes    int         // what the checkpoints hold
+	from     *Checkpoint // a fork's checkpoint
 	// switched: the fork has reached its checkpoint's moment; every
 	// played program takes its guest's copy the next time it resumes.
 	switched bool
