@@ -23,11 +23,15 @@
 // which every later one fails; the two agree when the forks' failing share
 // does not come and go.
 //
-// Each fork runs from t=0 unless Options.Checkpoints: then the run is run
-// once more with a checkpoint at every moment of the scan
-// (engine.RunOptions.Checkpoints), and each fork plays the past back
-// through the host up to the latest one at or before its moment
-// (engine.RunOptions.From). A fork's trace is the same either way.
+// A moment's first fork runs from t=0; where the failing run took
+// engine.MinForkSaving of real time to reach the moment, it takes a
+// checkpoint there on its way (engine.RunOptions.Checkpoints), and the
+// moment's other forks play the past back through the host up to it
+// (engine.RunOptions.From). With Options.Checkpoints, the run is run once
+// more with a checkpoint at every moment of the scan instead, and each
+// fork starts from the latest one at or before its moment; with
+// Options.NoForks, every fork runs from t=0. A fork's trace is the same
+// every way.
 package cause
 
 import (
