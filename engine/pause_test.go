@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine/disk"
+	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/trace"
+	"github.com/seedfall/seedfall/engine/world"
 )
 
 // pauseWorlds are worlds whose guests wait in every way there is: for
@@ -245,5 +247,53 @@ func TestForkKeepsTheMemoryLimit(t *testing.T) {
 	}
 	if oom == 0 {
 		t.Fatal("no fork ran out of memory: the test needs some that do")
+	}
+}
+
+// A played incarnation that ends after its fork's moment without running
+// again (here: crashed at once) ends with the count of calls it had at the
+// checkpoint, as in the run from scratch, not with the one the tape ends
+// on, which the checkpointed run, where it ran on, had at its end. Its
+// node's count goes on from there, and pct's change points are counts of
+// the node's calls: taking the tape's, the forks below preempted at other
+// calls than the runs from scratch.
+func TestForkCrashesAPlayedGuest(t *testing.T) {
+	w, err := world.Load("../examples/bank/seedfall.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Preempt.Strategy, w.Preempt.Depth, w.Preempt.Steps = world.StrategyPCT, 6, 20000
+	p, err := testEngine(t).Prepare(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := run(t, p, 1, nil)
+	sch, end := first.Schedule, time.Duration(first.SimNs)
+	ended := 0
+	for k := 1; k < 8; k++ {
+		at := end * time.Duration(k) / 8
+		rec, err := p.Run(context.Background(), RunOptions{Seed: 1, Schedule: sch, Checkpoints: []time.Duration{at}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := rec.Checkpoints[0]
+		if c.Reason != "" {
+			t.Fatalf("no fork at %v: %s", at, c.Reason)
+		}
+		fs := sch.ForkAt(at, 1)
+		fs.Faults = append(fs.Faults, faults.Fault{At: at + 1, Kind: faults.Crash, Node: "server", Until: at + time.Millisecond})
+		scratch := run(t, p, 1, fs)
+		fork, err := p.Run(context.Background(), RunOptions{Seed: 1, Schedule: fs, From: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fork.Digest != scratch.Digest {
+			t.Fatalf("the fork at %v, whose server crashes 1ns later, is not the run from scratch:\n%s\n--- from scratch:\n%s", at,
+				trace.Render(fork.Lines, ""), trace.Render(scratch.Lines, ""))
+		}
+		ended += int(fork.playedEnds)
+	}
+	if ended == 0 {
+		t.Fatal("no played guest ended before it ran again")
 	}
 }

@@ -196,7 +196,8 @@ func (r *runner) preemptProcess(n *node, p *wasi.Process) {
 
 // preemptEnded adds what an incarnation used of its last count to its
 // node's total, once it has ended: the count is read then, and only then
-// (a fork plays it back from the tape: wasi.Process.Final).
+// (a fork plays it back from the tape, wasi.Process.Final, or takes it
+// from the guest's copy: playedCount).
 func (r *runner) preemptEnded(n *node, wp *wasi.Process) {
 	if r.pre == nil {
 		return
@@ -205,7 +206,11 @@ func (r *runner) preemptEnded(n *node, wp *wasi.Process) {
 	if pn == nil || pn.counter == nil {
 		return
 	}
-	pn.total = pn.totalWith(wp.Final(pn.counter))
+	v, ok := r.playedCount(n, wp)
+	if !ok {
+		v = wp.Final(pn.counter)
+	}
+	pn.total = pn.totalWith(v)
 	pn.loaded, pn.counter = 0, nil
 }
 
