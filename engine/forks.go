@@ -100,11 +100,10 @@ const MinForkSaving = 10 * time.Millisecond
 // the moment on its way for the runs after it. Its zero value runs from
 // t=0 and takes none.
 type Fork struct {
-	From   *Checkpoint
-	take   time.Duration
-	parent *faults.Schedule
-	pr     *parent
-	f      *Forks
+	From *Checkpoint
+	take time.Duration
+	pr   *parent
+	f    *Forks
 }
 
 // Apply sets opt to start the run so: From, or a checkpoint to take.
@@ -124,11 +123,6 @@ func (k Fork) Done(res *Result) {
 	cps := res.Checkpoints
 	res.Checkpoints = nil
 	if len(cps) == 1 && cps[0].Reason == "" {
-		// The run was its parent until the checkpoint: a fork from it
-		// must keep the parent's schedule before then, as from a run of
-		// the parent. Its own may lack a fault at an operation that the
-		// parent has, and that fires after the checkpoint in both.
-		cps[0].schedule = k.parent
 		k.f.keep(k.pr, cps[0])
 	}
 }
@@ -242,7 +236,7 @@ func (f *Forks) ask(p *Prepared, seed uint64, s *faults.Schedule, at time.Durati
 	case pr.worth(at) && f.bytes < maxForkBytes:
 		// From t=0, which costs at most twice the fork from an
 		// earlier checkpoint, for the runs after it.
-		return Fork{take: at, parent: s, pr: pr, f: f}
+		return Fork{take: at, pr: pr, f: f}
 	}
 	return Fork{}
 }

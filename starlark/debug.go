@@ -13,8 +13,8 @@ import (
 // debug(r, at) runs r's seed and schedule to the virtual time at and shows
 // the world then, as seedfall debug does: each program's state and
 // incarnation, its connections, the writes a crash would lose, and the
-// faults in force. Looking at one run again and again forks from the
-// checkpoints earlier looks took of it (engine.Forks).
+// faults in force. Looking at one run again and again forks from a
+// recording of it (engine.Forks).
 func (e *Env) debugFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (sl.Value, error) {
 	var r *Run
 	var at durationArg

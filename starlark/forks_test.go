@@ -40,9 +40,9 @@ explore(w, strategy = strategy, seeds = [3], budget = 20, parallel = 3)
 print("\n".join(out))
 `
 
-// Branches and looks (debug) forked from checkpoints of the run they
+// Branches and looks (debug) forked from a recording of the run they
 // branch are those run from t=0: every result a user sees, by branch(),
-// replay(), explore's run_many and debug(), the same with the forks
+// replay(), explore's run_many and debug(), the same with the recordings
 // as without.
 func TestLateBranchesFork(t *testing.T) {
 	world, err := filepath.Abs("testdata/lossy/seedfall.json")
@@ -108,7 +108,7 @@ func BenchmarkBranches(b *testing.B) {
 
 // benchSessions runs body, the indented body of a function of r, a run of
 // kvlog's fixed world, from t=0 and with forks. Each op is a session of
-// its own: the runs that take checkpoints are part of what it costs.
+// its own: the recording is part of what it costs.
 func benchSessions(b *testing.B, name, body string) {
 	world, err := filepath.Abs("../examples/kvlog/seedfall.fixed.json")
 	if err != nil {

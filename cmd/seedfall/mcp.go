@@ -78,7 +78,7 @@ type mcpServer struct {
 	eng    *engine.Engine
 	engErr error
 
-	// Looks at one seed (seedfall_debug) fork from checkpoints of its run
+	// Looks at one seed (seedfall_debug) fork from recordings of its run
 	// (engine.Forks), which need the same prepared world each time: the
 	// last few worlds prepared, by what they are and run.
 	forks    engine.Forks

@@ -26,10 +26,9 @@ type Options struct {
 	Parallel int
 	// Progress, if set, hears after every batch of runs.
 	Progress func(Progress)
-	// NoForks runs every candidate from t=0. Otherwise a candidate that
-	// keeps the smallest schedule's past until its first change forks
-	// from a checkpoint an earlier candidate took of it on its way
-	// (engine.Forks), with the same results.
+	// NoForks runs every candidate from t=0. Otherwise the candidates that
+	// keep the smallest schedule's past late into its run fork from a
+	// recording of it (engine.Forks), with the same results.
 	NoForks bool
 	// minSaved is engine.Forks.MinSaved, for the tests.
 	minSaved time.Duration
@@ -66,7 +65,7 @@ type Result struct {
 	// a time: runs made ahead in parallel and then not needed do not count,
 	// so the figure does not depend on Options.Parallel.
 	Runs int
-	// Forked is how many runs forked from a checkpoint of the smallest
+	// Forked is how many runs forked from a recording of the smallest
 	// schedule's run instead of running its past again (Options.NoForks),
 	// runs made ahead in parallel included.
 	Forked int

@@ -130,7 +130,7 @@ func TestPassingSeed(t *testing.T) {
 }
 
 // Candidates that keep the smallest schedule's past late into its run fork
-// from checkpoints of it, and the shrink ends as it does from t=0: the same
+// from a recording of it, and the shrink ends as it does from t=0: the same
 // schedule, runs and trace. testdata/late's failure needs a crash after a
 // second of a run of a second and a half, so moving the crash earlier
 // tries late moments, and its client's setup makes that past cost.

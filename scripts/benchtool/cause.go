@@ -46,9 +46,9 @@ func measure(f func()) cost {
 }
 
 // causeModes are the ways PrintCauseFigures runs each search's forks:
-// from t=0 (cause.Options.NoForks), as the command runs them (from the
-// checkpoints earlier forks took on their way, where the past is long
-// enough), and from a checkpointed run of the seed (-checkpoints).
+// from t=0 (-noforks), as the command runs them (the moment's first
+// fork's checkpoint where the past is long enough), and from a
+// checkpointed run of the seed (-checkpoints).
 var causeModes = []struct {
 	name string
 	opt  cause.Options
@@ -135,7 +135,7 @@ func PrintCauseFigures(rounds, parallel int) {
 	}
 	fmt.Println("one run: the failing run alone, on one core. wall, CPU: the search's, failing run included,")
 	fmt.Println("over that run's. vs t=0: over the search whose forks run from t=0, the same round.")
-	fmt.Println("forked: forks that started from a checkpoint an earlier fork took; from checkpoints, the")
-	fmt.Println("checkpointed run's checkpoints and the memory their copies of the guests held.")
+	fmt.Println("forked: forks that started from their moment's first fork's checkpoint; from checkpoints,")
+	fmt.Println("the checkpoints and the memory their copies of the guests held.")
 	fmt.Println("Every search runs the same forks and finds the same interval (checked).")
 }
