@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -11,53 +12,82 @@ import (
 	"github.com/seedfall/seedfall/engine/faults"
 )
 
-// Forks lets the branches of a run, the looks at it (RunOptions.StopAt
-// with State, as seedfall debug) and the runs that keep its past for a
-// while (shrink's candidates, cause's forks) start from a checkpoint of
-// it instead of running its past again (RunOptions.Checkpoints and From).
-// A session that branches and looks at runs many times keeps one: the
-// workbench (branch, explore's ctx.branch and run_many, debug), seedfall
-// mcp (seedfall_debug), each shrink (its candidates) and each cause (its
-// forks). Its zero value is ready.
+// Forks lets the branches of a run, and the looks at it (RunOptions.StopAt
+// with State, as seedfall debug), fork from a recording of it instead of
+// running its past again (RunOptions.Checkpoints and From). A session that
+// branches and looks at runs many times keeps one: the workbench (branch,
+// explore's ctx.branch and run_many, debug), seedfall mcp (seedfall_debug)
+// and each shrink (its candidates). Its zero value is ready.
 //
-// Every such run keeps its parent's past until a moment: a branch until
-// its branch, a look until its end, a candidate until its first change. So
-// a run that no checkpoint of its parent covers (none in the second half
-// of the past it keeps) takes one at that moment on its way, for the runs
-// after it; a run that one covers forks from the latest. A run is asked
-// for with Branch, From or Look, which say how it starts (a Fork), and
-// handed back with Fork.Done.
+//   - A run's branch is a run whose schedule is the run's with one more
+//     branch, last (Branch); a shrink candidate keeps the smallest
+//     schedule so far until its first change (From). Once a run has been
+//     asked twice for such a moment in its second half, it is recorded,
+//     and every later run that keeps its past to one of its checkpoints
+//     forks from the latest.
+//   - A look runs the run's past up to a moment (Look). Once two looks at a
+//     run were not covered (no checkpoint in the second half of their
+//     past), it is recorded again, up to the latest moment asked; later
+//     looks fork from the latest checkpoint before their moment.
 //
-// A fork's result is the run's from t=0, to the trace, steps, properties,
-// history and state (TestForkIsARunFromScratch), so this changes what
-// branching and looking cost and nothing else. A fork pays 1 to 3 ms to
-// play its past back and take its copies, and a run that takes a
-// checkpoint pays for its tapes until then and for the copy; nowhere does
-// either happen where the past took less than MinSaved of real time.
-// starlark's BenchmarkBranches, 20 branches of a kvlog run, and
-// BenchmarkDebug, 16 looks; engine/shrink's BenchmarkShrink; and
-// scripts/bench -only cause measure it (docs/how-it-works.md,
-// "Checkpoints and forks").
+// A recording runs the run once more, to just past the latest moment
+// asked, with a checkpoint at each moment asked so far (the last 8). A
+// fork's result is the run's from t=0, to the trace, steps, properties,
+// history and state (TestForkIsARunFromScratch), so this changes
+// what branching and looking cost and nothing else.
+//
+// Branching earlier does not pay: a fork still runs its future in full
+// and pays 1 to 3 ms to play its past back and take its copies, and the
+// recording costs about a run and a quarter (docs/how-it-works.md,
+// "Checkpoints and forks"). A look runs only its past, so a fork pays
+// there once it saves half of it. Nowhere does a fork pay that saves less
+// than MinSaved of real time. starlark's BenchmarkBranches, 20 branches of
+// a kvlog run: 23-25% less at 51% of the run, 43-52% at 76%, 59-60% at
+// 15/16; BenchmarkDebug, 16 looks: 50-64% less around one moment, 4-16%
+// stepping through the run; engine/shrink's BenchmarkShrink: 26-27% less
+// on testdata/late.
 type Forks struct {
 	// MinSaved is the least real time of its past a fork must save, as
-	// the runs seen (Ran) took it: 0 is MinForkSaving, below 0 any.
+	// the runs seen (Ran) took it: 0 is 10ms (minSaved), below 0 any.
 	MinSaved time.Duration
 
-	mu      sync.Mutex
-	parents map[string]*parent
-	order   []string // every parent, oldest first
-	bytes   int      // what every parent's checkpoints hold
-	forked  int      // runs that forked (Forked)
+	mu       sync.Mutex
+	parents  map[string]*parent
+	order    []string    // every parent, oldest first
+	recorded []recording // the parents recorded, oldest first
+	forked   int         // runs that forked (Forked)
 }
 
-// parent is what Forks knows of one run: how fast it ran, and the
-// checkpoints its children took of it.
+type recording struct {
+	key   string
+	bytes int
+}
+
+// parent is what Forks knows of one run: how long it ran, the moments
+// asked of it, and its recording once made.
 type parent struct {
-	key      string
-	rate     float64       // real ns per virtual ns of its runs (Ran), 0: unknown
-	minSaved time.Duration // Forks.MinSaved
-	cps      []*Checkpoint // in time order
+	mu       sync.Mutex
+	length   time.Duration
+	asked    []time.Duration // the moments asked, the oldest first
+	pending  int             // moments due (due) since the last recording
+	records  int             // recordings made
+	rate     float64         // real ns per virtual ns of its runs (Ran), 0: unknown
+	minSaved time.Duration   // Forks.MinSaved
+	cps      []*Checkpoint
 	bytes    int
+	failed   bool // a recording failed: run every branch from t=0
+}
+
+// ask notes a moment to record a checkpoint at: the last maxRecordedAt
+// moments asked are kept.
+func (pr *parent) ask(at time.Duration) {
+	if i := slices.Index(pr.asked, at); i >= 0 {
+		pr.asked = slices.Delete(pr.asked, i, i+1)
+	}
+	pr.asked = append(pr.asked, at)
+	if len(pr.asked) > maxRecordedAt {
+		pr.asked = slices.Delete(pr.asked, 0, len(pr.asked)-maxRecordedAt)
+	}
 }
 
 // worth reports whether a fork at a checkpoint at moment at would save
@@ -67,11 +97,37 @@ func (pr *parent) worth(at time.Duration) bool {
 	return pr.rate == 0 || pr.minSaved < 0 || float64(at)*pr.rate >= float64(cmp.Or(pr.minSaved, minSaved))
 }
 
-// latest is the parent's latest checkpoint at or before at, or nil.
+// due reports whether a moment asked counts toward recording the run: a
+// branch's (or shrink candidate's) in the second half of a run not
+// recorded yet, since its future runs in full anyway; a look's when no
+// checkpoint covers it (in the second half of its past). A fork there
+// must be worth it too.
+func (pr *parent) due(at time.Duration, look bool) bool {
+	if pr.failed || !pr.worth(at) {
+		return false
+	}
+	if look {
+		c := pr.latest(at)
+		return (c == nil || 2*c.At < at) && pr.records < maxRecords
+	}
+	return pr.cps == nil && pr.length > 0 && 2*at >= pr.length
+}
+
+// from is the checkpoint a run forks from at at: the latest, when a fork
+// from it is worth it.
+func (pr *parent) from(at time.Duration) *Checkpoint {
+	if c := pr.latest(at); c != nil && pr.worth(c.At) {
+		return c
+	}
+	return nil
+}
+
+// latest is the parent's latest checkpoint a fork can start from at or
+// before at, or nil.
 func (pr *parent) latest(at time.Duration) *Checkpoint {
 	var c *Checkpoint
 	for _, cp := range pr.cps {
-		if cp.At <= at {
+		if cp.At <= at && cp.Reason == "" {
 			c = cp
 		}
 	}
@@ -79,10 +135,12 @@ func (pr *parent) latest(at time.Duration) *Checkpoint {
 }
 
 const (
-	maxParents   = 64        // parents known, the oldest forgotten first
-	maxParentCps = 16        // checkpoints of one parent, the earliest dropped first
-	maxForkBytes = 512 << 20 // every parent's checkpoints' copies of guests, in all
-	minSaved     = MinForkSaving
+	maxParents    = 4         // recordings kept, the oldest dropped first
+	maxRecordedAt = 8         // checkpoints in one recording
+	maxForkBytes  = 512 << 20 // the recordings' copies of guests, in all
+	asksBeforeRec = 2         // moments due before a run is recorded (again)
+	maxRecords    = 4         // recordings of one run
+	minSaved      = MinForkSaving
 )
 
 // MinForkSaving is the least real time of its past a fork must save to
@@ -90,42 +148,9 @@ const (
 // copies into instances (kvlog's BenchmarkFork), whatever the run, so in a
 // world whose runs take a few milliseconds forks cost more than they save
 // (a shrink of engine/shrink/testdata/late without its client's setup
-// took 134 ms forking against 113 from t=0). Forks fork, and take
-// checkpoints, only where the past, at the real rate of the runs seen,
-// took this long.
+// took 134 ms forking against 113 from t=0). Forks and cause fork only
+// where the past, at the real rate of the runs seen, took this long.
 const MinForkSaving = 10 * time.Millisecond
-
-// A Fork is how a run that keeps a parent's past until a moment starts:
-// from the parent's checkpoint From, or from t=0, taking a checkpoint at
-// the moment on its way for the runs after it. Its zero value runs from
-// t=0 and takes none.
-type Fork struct {
-	From *Checkpoint
-	take time.Duration
-	pr   *parent
-	f    *Forks
-}
-
-// Apply sets opt to start the run so: From, or a checkpoint to take.
-func (k Fork) Apply(opt *RunOptions) {
-	opt.From = k.From
-	if k.take > 0 {
-		opt.Checkpoints = []time.Duration{k.take}
-	}
-}
-
-// Done hands the run's result back: the checkpoint it took, if it took
-// one, moves from the result to its parent's.
-func (k Fork) Done(res *Result) {
-	if k.take == 0 || res == nil {
-		return
-	}
-	cps := res.Checkpoints
-	res.Checkpoints = nil
-	if len(cps) == 1 && cps[0].Reason == "" {
-		k.f.keep(k.pr, cps[0])
-	}
-}
 
 // forkKey names the run of world p, seed and schedule s: its faults,
 // branches and duration ("" if it cannot).
@@ -156,113 +181,84 @@ func (f *Forks) get(key string) *parent {
 	}
 	pr := f.parents[key]
 	if pr == nil {
-		pr = &parent{key: key, minSaved: f.MinSaved}
+		pr = &parent{minSaved: f.MinSaved}
 		f.parents[key] = pr
 		f.order = append(f.order, key)
-		if len(f.order) > maxParents {
-			f.forget(f.order[0])
+		if len(f.order) > 64 {
+			delete(f.parents, f.order[0])
+			f.order = slices.Clone(f.order[1:])
 		}
 	}
 	return pr
 }
 
-// forget drops a parent and its checkpoints (a run in flight still holds
-// the one it forks from).
-func (f *Forks) forget(key string) {
-	if pr := f.parents[key]; pr != nil {
-		f.bytes -= pr.bytes
-		delete(f.parents, key)
-	}
-	f.order = slices.DeleteFunc(f.order, func(k string) bool { return k == key })
-}
-
-// Ran notes how fast the run of p, seed and s ran, in real time over
-// virtual, for when it is branched or looked at.
+// Ran notes how long the run of p, seed and s ran, in virtual and real
+// time, for when it is branched or looked at.
 func (f *Forks) Ran(p *Prepared, seed uint64, s *faults.Schedule, res *Result) {
 	key := ""
 	if s != nil {
 		key = forkKey(p, seed, s)
 	}
-	if key == "" || res.SimNs <= 0 {
+	if key == "" {
 		return
 	}
 	pr := f.get(key)
-	f.mu.Lock()
-	pr.rate = max(pr.rate, float64(res.WallNs)/float64(res.SimNs))
-	f.mu.Unlock()
+	pr.mu.Lock()
+	pr.length = max(pr.length, time.Duration(res.SimNs))
+	if res.SimNs > 0 {
+		pr.rate = max(pr.rate, float64(res.WallNs)/float64(res.SimNs))
+	}
+	pr.mu.Unlock()
 }
 
-// Branch is how the run of p, seed and s starts, a branch of the run
-// without s's last branch until that branch's moment.
-func (f *Forks) Branch(p *Prepared, seed uint64, s *faults.Schedule) Fork {
+// Branch is the checkpoint the run of p, seed and s starts from, if it is
+// a late branch of a run branched often enough (recording that run first
+// when it is due); nil: from t=0.
+func (f *Forks) Branch(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule) *Checkpoint {
 	n := len(s.Branches)
 	if n == 0 {
-		return Fork{}
+		return nil
 	}
 	ps := *s
 	ps.Branches = s.Branches[:n-1]
-	return f.From(p, seed, &ps, s.Branches[n-1].At)
+	return f.From(ctx, p, seed, &ps, s.Branches[n-1].At)
 }
 
-// From is how a run of p and seed starts whose schedule keeps parent's
-// until at (its faults, branches and duration, faults.Schedule.Keeps):
-// shrink asks it for each candidate, with the smallest schedule so far as
-// parent, and cause for each fork, with the failing run's.
-func (f *Forks) From(p *Prepared, seed uint64, parent *faults.Schedule, at time.Duration) Fork {
-	return f.ask(p, seed, parent, at)
+// From is the checkpoint a run of p and seed starts from whose schedule
+// agrees with parent's before at (RunOptions.From: its faults, branches
+// and duration), as Branch's: once the parent has been asked twice for a
+// moment in its second half it is recorded, and a run forks from its
+// latest checkpoint at or before at; nil: from t=0. shrink asks it for
+// each candidate, with the smallest schedule so far as parent.
+func (f *Forks) From(ctx context.Context, p *Prepared, seed uint64, parent *faults.Schedule, at time.Duration) *Checkpoint {
+	return f.ask(ctx, p, seed, parent, at, false)
 }
 
-// Look is how a look at the run of p, seed and s up to at starts.
-func (f *Forks) Look(p *Prepared, seed uint64, s *faults.Schedule, at time.Duration) Fork {
-	return f.ask(p, seed, s, at)
+// Look is the checkpoint a look at the run of p, seed and s up to at
+// starts from, recording the run again when two looks were not covered;
+// nil: from t=0.
+func (f *Forks) Look(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule, at time.Duration) *Checkpoint {
+	return f.ask(ctx, p, seed, s, at, true)
 }
 
-// ask is Branch, From and Look: a fork from the parent's latest checkpoint
-// at or before at if it covers the second half of the past and is worth
-// it; else from t=0, taking a checkpoint at at if one would be worth it.
-func (f *Forks) ask(p *Prepared, seed uint64, s *faults.Schedule, at time.Duration) Fork {
+// ask is From and Look: it notes the moment asked of the run of p, seed
+// and s, records the run when two moments were due, and returns the
+// checkpoint to fork from, if one is worth it.
+func (f *Forks) ask(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule, at time.Duration, look bool) *Checkpoint {
 	key := forkKey(p, seed, s)
-	if key == "" || at <= 0 {
-		return Fork{}
+	if key == "" {
+		return nil
 	}
 	pr := f.get(key)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	c := pr.latest(at)
-	switch {
-	case c != nil && 2*c.At >= at && pr.worth(c.At):
-		f.forked++
-		return Fork{From: c}
-	case pr.worth(at) && f.bytes < maxForkBytes:
-		// From t=0, which costs at most twice the fork from an
-		// earlier checkpoint, for the runs after it.
-		return Fork{take: at, pr: pr, f: f}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.due(at, look) {
+		pr.ask(at)
+		if pr.pending++; pr.pending >= asksBeforeRec {
+			f.record(ctx, p, seed, s, pr)
+		}
 	}
-	return Fork{}
-}
-
-// keep adds c, taken by a child of pr, to pr's checkpoints, within the
-// bounds.
-func (f *Forks) keep(pr *parent, c *Checkpoint) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.parents[pr.key] != pr || slices.ContainsFunc(pr.cps, func(o *Checkpoint) bool { return o.At == c.At }) {
-		return // forgotten meanwhile, or taken twice
-	}
-	pr.cps = append(pr.cps, c)
-	slices.SortFunc(pr.cps, func(a, b *Checkpoint) int { return cmp.Compare(a.At, b.At) })
-	pr.bytes += c.Bytes()
-	f.bytes += c.Bytes()
-	for len(pr.cps) > maxParentCps {
-		pr.bytes -= pr.cps[0].Bytes()
-		f.bytes -= pr.cps[0].Bytes()
-		pr.cps = pr.cps[1:]
-	}
-	// Past the bound in all, the parents asked about least recently go
-	// first (their runs in flight still hold what they fork from).
-	for f.bytes > maxForkBytes && len(f.order) > 1 && f.order[0] != pr.key {
-		f.forget(f.order[0])
-	}
+	return f.forking(pr.from(at))
 }
 
 // Forked is how many runs the Forks gave a checkpoint to start from.
@@ -270,4 +266,53 @@ func (f *Forks) Forked() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.forked
+}
+
+// forking counts c, a checkpoint a run forks from, if it is one.
+func (f *Forks) forking(c *Checkpoint) *Checkpoint {
+	if c != nil {
+		f.mu.Lock()
+		f.forked++
+		f.mu.Unlock()
+	}
+	return c
+}
+
+// record runs the parent ps once more, to just past the latest moment
+// asked, with a checkpoint at each moment asked, and keeps the recording
+// within the bounds.
+func (f *Forks) record(ctx context.Context, p *Prepared, seed uint64, ps *faults.Schedule, pr *parent) {
+	moments := slices.Clone(pr.asked)
+	slices.Sort(moments)
+	pr.records++
+	pr.pending = 0
+	res, err := p.Run(ctx, RunOptions{Seed: seed, Schedule: ps, Checkpoints: moments, StopAt: moments[len(moments)-1] + 1})
+	if err != nil || ctx.Err() != nil {
+		pr.failed = ctx.Err() == nil
+		return
+	}
+	pr.cps, pr.bytes = res.Checkpoints, 0
+	for _, c := range pr.cps {
+		pr.bytes += c.Bytes()
+	}
+	// Keep the newest recordings, within maxParents and maxForkBytes:
+	// an older parent is forgotten (a branch in flight still holds its
+	// recording), and its branches run from t=0 until it is recorded
+	// again.
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	key := forkKey(p, seed, ps)
+	f.recorded = slices.DeleteFunc(f.recorded, func(r recording) bool { return r.key == key }) // recorded again
+	f.recorded = append(f.recorded, recording{key: key, bytes: pr.bytes})
+	total := 0
+	for i := len(f.recorded) - 1; i >= 0; i-- {
+		total += f.recorded[i].bytes
+		if len(f.recorded)-i > maxParents || total > maxForkBytes && i < len(f.recorded)-1 {
+			for _, r := range f.recorded[:i+1] {
+				delete(f.parents, r.key)
+			}
+			f.recorded = slices.Clone(f.recorded[i+1:])
+			break
+		}
+	}
 }

@@ -35,10 +35,8 @@ func (e *Env) debugFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tu
 	sch := r.Schedule()
 	sch.Seed, sch.ShrunkFrom, sch.ShrinkRuns = r.Seed, 0, 0
 	opt := engine.RunOptions{Seed: r.Seed, Schedule: sch, StopAt: time.Duration(at), State: true}
-	var fork engine.Fork
 	if !e.o.NoForks {
-		fork = e.forks.Look(p, r.Seed, sch, opt.StopAt)
-		fork.Apply(&opt)
+		opt.From = e.forks.Look(ctx, p, r.Seed, sch, opt.StopAt)
 	}
 	res, err := p.Run(ctx, opt)
 	if ctx.Err() != nil {
@@ -48,7 +46,6 @@ func (e *Env) debugFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tu
 		return nil, fmt.Errorf("debug: %w", err)
 	}
 	if !e.o.NoForks {
-		fork.Done(res)
 		e.forks.Ran(p, r.Seed, sch, res)
 	}
 	return &Debug{res: res, run: r, at: opt.StopAt}, nil

@@ -330,10 +330,8 @@ func (e *Env) RunValue(ctx context.Context, w *World, seed uint64, sch *faults.S
 		return nil, ErrInterrupted
 	}
 	opt := engine.RunOptions{Seed: seed, Schedule: sch}
-	var fork engine.Fork
 	if sch != nil && !e.o.NoForks {
-		fork = e.forks.Branch(p, seed, sch)
-		fork.Apply(&opt)
+		opt.From = e.forks.Branch(ctx, p, seed, sch)
 	}
 	res, err := p.Run(ctx, opt)
 	if ctx.Err() != nil {
@@ -344,7 +342,6 @@ func (e *Env) RunValue(ctx context.Context, w *World, seed uint64, sch *faults.S
 		return nil, err
 	}
 	if !e.o.NoForks {
-		fork.Done(res)
 		e.forks.Ran(p, seed, res.Schedule, res)
 	}
 	return &Run{World: w, Seed: seed, Given: sch, Result: res, env: e}, nil

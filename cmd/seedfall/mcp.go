@@ -728,20 +728,16 @@ func toolDebug(c *toolCall, in debugIn) (any, error) {
 	}
 	opt := debugRun(in.Seed, sch, at)
 	p := s.p
-	var fork engine.Fork
 	if sch != nil && len(at) == 1 {
-		// Looking at one seed again forks from a checkpoint an earlier
-		// look took.
+		// Looking at one seed again forks from a recording of its run.
 		p = c.srv.sameWorld(p)
-		fork = c.srv.forks.Look(p, in.Seed, sch, at[0])
-		fork.Apply(&opt)
+		opt.From = c.srv.forks.Look(c.ctx, p, in.Seed, sch, at[0])
 	}
 	res, err := p.Run(c.ctx, opt)
 	if err != nil {
 		return nil, err
 	}
 	if sch != nil && len(at) == 1 {
-		fork.Done(res)
 		c.srv.forks.Ran(p, in.Seed, sch, res)
 	}
 	s.writeDebug(&c.text, res, at, sch, from)

@@ -23,13 +23,11 @@
 // which every later one fails; the two agree when the forks' failing share
 // does not come and go.
 //
-// A fork at a moment that no earlier fork's checkpoint covers runs from
-// t=0 and, where the failing run took engine.MinForkSaving of real time to
-// reach the moment, takes a checkpoint there on its way
-// (engine.RunOptions.Checkpoints): until then it is the failing run. The
-// later forks, the moment's others first, play the past back through the
-// host up to the latest checkpoint that covers them (engine.Forks,
-// engine.RunOptions.From). With Options.Checkpoints, the run is run once
+// A moment's first fork runs from t=0; where the failing run took
+// engine.MinForkSaving of real time to reach the moment, it takes a
+// checkpoint there on its way (engine.RunOptions.Checkpoints), and the
+// moment's other forks play the past back through the host up to it
+// (engine.RunOptions.From). With Options.Checkpoints, the run is run once
 // more with a checkpoint at every moment of the scan instead, and each
 // fork starts from the latest one at or before its moment; with
 // Options.NoForks, every fork runs from t=0. A fork's trace is the same
@@ -69,13 +67,12 @@ type Options struct {
 	// unless they are many and late (docs/how-it-works.md).
 	Checkpoints bool
 	// NoForks runs every fork from t=0. Otherwise (and without
-	// Checkpoints), a fork that no earlier fork's checkpoint covers takes
-	// one at its moment on its way, where the failing run took at least
-	// engine.MinForkSaving of real time to get there, and the later forks
-	// start from the latest (engine.Forks): the same forks, the same
-	// answer.
+	// Checkpoints), a moment's first fork takes a checkpoint at its
+	// moment on its way, where the failing run took at least
+	// engine.MinForkSaving of real time to get there, and the moment's
+	// other forks start from it: the same forks, the same answer.
 	NoForks bool
-	// minSaved is engine.Forks.MinSaved, for the tests; below 0, any.
+	// minSaved is engine.MinForkSaving, for the tests; below 0, any.
 	minSaved time.Duration
 }
 
@@ -154,9 +151,9 @@ type Result struct {
 	// without Options.Checkpoints), and CheckpointBytes the memory their
 	// copies of the guests held.
 	Checkpoints, CheckpointBytes int
-	// Forked is the forks that started from a checkpoint an earlier fork
-	// took (Options.NoForks). Unlike the rest of the result it depends on
-	// real time: how long the failing run took.
+	// Forked is the forks that started from their moment's first fork's
+	// checkpoint (Options.NoForks). Unlike the rest of the result it
+	// depends on real time: how long the failing run took.
 	Forked int
 }
 
@@ -185,14 +182,9 @@ func Find(ctx context.Context, p *engine.Prepared, seed uint64, sch *faults.Sche
 		}
 		cps = b.Checkpoints
 	}
-	// A moment's first fork is the failing run until the moment: it takes
-	// a checkpoint there, and the moment's other forks start from it
-	// (engine.Forks, where the past took long enough).
-	forks := engine.Forks{MinSaved: opt.minSaved}
-	forks.Ran(p, seed, base, fail)
+	firsts := &firstForks{min: cmp.Or(opt.minSaved, engine.MinForkSaving), rate: float64(fail.WallNs) / float64(max(fail.SimNs, 1))}
 	res, err := explain(ctx, fail, func(ctx context.Context, at time.Duration, key uint64) (*engine.Result, error) {
 		o := engine.RunOptions{Seed: seed, Schedule: base.ForkAt(at, key)}
-		var fork engine.Fork
 		switch {
 		case opt.Checkpoints:
 			for _, c := range cps {
@@ -201,11 +193,15 @@ func Find(ctx context.Context, p *engine.Prepared, seed uint64, sch *faults.Sche
 				}
 			}
 		case !opt.NoForks:
-			fork = forks.From(p, seed, base, at)
-			fork.Apply(&o)
+			o.From = firsts.from(at)
+			if o.From == nil && key == 1 && firsts.worth(at) {
+				o.Checkpoints = []time.Duration{at}
+			}
 		}
 		r, err := p.Run(ctx, o)
-		fork.Done(r)
+		if err == nil && !opt.NoForks && !opt.Checkpoints {
+			firsts.ran(at, o.From, r.Checkpoints)
+		}
 		return r, err
 	}, opt)
 	if res != nil {
@@ -215,9 +211,60 @@ func Find(ctx context.Context, p *engine.Prepared, seed uint64, sch *faults.Sche
 				res.CheckpointBytes += c.Bytes()
 			}
 		}
-		res.Forked = forks.Forked()
+		res.Forked = firsts.forked
 	}
 	return res, err
+}
+
+// firstForks keeps the checkpoint each moment's first fork took at its
+// moment, on its way: until then it is the failing run, so the moment's
+// other forks, which differ from it only from then on (a branch at the
+// moment re-keys the streams at the first step at or after it), start
+// there. A first fork takes one only where the failing run's past took
+// min of real time: a fork costs 1 to 3 ms of its own.
+type firstForks struct {
+	min    time.Duration
+	rate   float64 // real ns per virtual ns of the failing run
+	mu     sync.Mutex
+	at     map[time.Duration]*engine.Checkpoint
+	bytes  int // their copies of the guests
+	forked int // forks that started from one
+}
+
+// Bounds on what firstForks keeps: past them, forks run from t=0.
+const (
+	maxFirstForks     = 32
+	maxFirstForkBytes = 256 << 20
+)
+
+// worth reports whether a first fork at at takes a checkpoint.
+func (f *firstForks) worth(at time.Duration) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return (f.min < 0 || float64(at)*f.rate >= float64(f.min)) && len(f.at) < maxFirstForks && f.bytes < maxFirstForkBytes
+}
+
+// from is the checkpoint a fork at at starts from, if any.
+func (f *firstForks) from(at time.Duration) *engine.Checkpoint {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.at[at]
+}
+
+// ran notes a fork at at that ran: from a checkpoint, or one taken.
+func (f *firstForks) ran(at time.Duration, from *engine.Checkpoint, taken []*engine.Checkpoint) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if from != nil {
+		f.forked++
+	}
+	if len(taken) == 1 && taken[0].Reason == "" && f.at[at] == nil {
+		if f.at == nil {
+			f.at = map[time.Duration]*engine.Checkpoint{}
+		}
+		f.at[at] = taken[0]
+		f.bytes += taken[0].Bytes()
+	}
 }
 
 // scan is the moments the search scans: Moments of them, evenly from 0 to

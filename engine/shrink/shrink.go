@@ -94,15 +94,11 @@ func Shrink(ctx context.Context, p *engine.Prepared, seed uint64, start *faults.
 	forks := engine.Forks{MinSaved: opt.minSaved}
 	run := func(ctx context.Context, sch, parent *faults.Schedule, parentRun *engine.Result) (*engine.Result, error) {
 		ro := engine.RunOptions{Seed: seed, Schedule: sch}
-		var fork engine.Fork
 		if at, ok := agreeUntil(parent, sch); ok && !opt.NoForks {
 			forks.Ran(p, seed, parent, parentRun)
-			fork = forks.From(p, seed, parent, at)
-			fork.Apply(&ro)
+			ro.From = forks.From(ctx, p, seed, parent, at)
 		}
-		res, err := p.Run(ctx, ro)
-		fork.Done(res)
-		return res, err
+		return p.Run(ctx, ro)
 	}
 	res, err := shrink(ctx, run, p.World.Duration, seed, start, opt)
 	if res != nil {
