@@ -6,6 +6,8 @@ package shrink
 import (
 	"context"
 	"fmt"
+	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"sync"
@@ -95,8 +97,10 @@ func Shrink(ctx context.Context, p *engine.Prepared, seed uint64, start *faults.
 	run := func(ctx context.Context, sch, parent *faults.Schedule, parentRun *engine.Result) (*engine.Result, error) {
 		ro := engine.RunOptions{Seed: seed, Schedule: sch}
 		if at, ok := agreeUntil(parent, sch); ok && !opt.NoForks {
-			forks.Ran(p, seed, parent, parentRun)
-			ro.From = forks.From(ctx, p, seed, parent, at)
+			if at = min(at, keepsFired(parentRun, sch)); at > 0 {
+				forks.Ran(p, seed, parent, parentRun)
+				ro.From = forks.From(ctx, p, seed, parent, at)
+			}
 		}
 		return p.Run(ctx, ro)
 	}
@@ -139,6 +143,30 @@ func agreeUntil(parent, sch *faults.Schedule) (time.Duration, bool) {
 		return 0, false // the same schedule: nothing to run that the cache has not
 	}
 	return moments[i], moments[i] > 0
+}
+
+// keepsFired is the latest moment before which sch keeps every fault at
+// an operation that fired in parentRun: the moment the first one sch
+// drops fired there. Such a fault's At in a schedule records when it
+// fired in some run, not necessarily in this one (a fault moved to an
+// earlier operation keeps its At), so agreeUntil, which goes by the
+// schedules' At, may put a dropped fault after a moment it fired before;
+// a fork from there would play back a past the candidate does not have.
+func keepsFired(parentRun *engine.Result, sch *faults.Schedule) time.Duration {
+	at := time.Duration(math.MaxInt64)
+	if parentRun == nil || parentRun.Schedule == nil {
+		return 0
+	}
+	same := func(a, b faults.Fault) bool {
+		a.At, b.At = 0, 0
+		return reflect.DeepEqual(a, b)
+	}
+	for _, f := range parentRun.Schedule.Faults {
+		if k, _ := faults.Lookup(f.Kind); k.AtOp && !slices.ContainsFunc(sch.Faults, func(g faults.Fault) bool { return same(f, g) }) {
+			at = min(at, f.At)
+		}
+	}
+	return at
 }
 
 // runFunc runs the seed with a schedule (nil: the seed's own faults),

@@ -3,6 +3,7 @@ package shrink
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -262,5 +263,35 @@ func TestAgreeUntilOperationFaults(t *testing.T) {
 		if at != tc.at || ok != tc.fork {
 			t.Errorf("%v: %v %v, want %v %v", tc.fs, at, ok, tc.at, tc.fork)
 		}
+	}
+}
+
+// A fault at an operation that a candidate drops must not have fired in
+// the parent's run before the fork: its At in the schedule may be stale
+// (moved to an earlier operation, it keeps its At), so keepsFired goes by
+// when it fired in the parent's run.
+func TestKeepsFired(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	io := func(at int, op uint64) faults.Fault {
+		return faults.Fault{At: ms(at), Kind: engine.KindCrashIO, Node: "server", Op: op, Until: ms(10)}
+	}
+	crash := faults.Fault{At: ms(100), Kind: "crash", Node: "server", Until: ms(110)}
+	// The parent says its crash at operation 40 comes at 500ms; it came
+	// at 300ms in the parent's run.
+	parentRun := &engine.Result{Schedule: &faults.Schedule{Faults: []faults.Fault{crash, io(300, 40)}}}
+	for _, tc := range []struct {
+		fs []faults.Fault
+		at time.Duration
+	}{
+		{[]faults.Fault{crash, io(500, 40)}, math.MaxInt64}, // kept, with its stale At
+		{[]faults.Fault{crash}, ms(300)},                    // dropped: before it fired
+		{[]faults.Fault{io(500, 40)}, math.MaxInt64},        // a timed fault dropped: agreeUntil's
+	} {
+		if at := keepsFired(parentRun, &faults.Schedule{Faults: tc.fs}); at != tc.at {
+			t.Errorf("%v: %v, want %v", tc.fs, at, tc.at)
+		}
+	}
+	if at := keepsFired(nil, &faults.Schedule{}); at != 0 {
+		t.Errorf("no parent run: %v, want 0", at)
 	}
 }
