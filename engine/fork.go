@@ -141,9 +141,8 @@ type forkRun struct {
 	from     *Checkpoint // a fork's checkpoint
 	// switched: the fork has reached its checkpoint's moment; every
 	// played program takes its guest's copy the next time it resumes.
-	switched   bool
-	copies     uint64 // guests that took their copy
-	playedEnds uint64 // played guests that ended after the moment without running again
+	switched bool
+	copies   uint64 // guests that took their copy
 }
 
 // forkSetup prepares a run for opt's checkpoints or fork, before any
@@ -323,33 +322,6 @@ func (r *runner) switcher(n *node, c *compiled, start func(ctx context.Context, 
 		}
 		return m, nil
 	}
-}
-
-// playedCount is the count of calls (guest.CallsGlobal) of a played
-// incarnation that ends after the fork's moment without having run again:
-// its copy's, the count it had at the checkpoint. The tape's last global
-// is the one it had when the checkpointed run ended, which may have run
-// it on. ok is false for any other incarnation: its count is its own
-// (wasi.Process.Final).
-func (r *runner) playedCount(n *node, wp *wasi.Process) (v uint64, ok bool) {
-	f := r.fork
-	if f == nil || f.from == nil || !f.switched || wp.Play == nil {
-		return 0, false
-	}
-	g, ok := f.from.guests[n.prog.Name]
-	if !ok || g.inc != n.inc || g.snap == nil || g.pos != wp.Play.Pos() {
-		return 0, false
-	}
-	c := r.p.e.compiledAs(r.ctx, n.running(), false)
-	if c.pa == nil {
-		return 0, false
-	}
-	i := slices.Index(c.pa.prog.Globals, guest.CallsGlobal)
-	if i < 0 || i >= len(g.snap.globals) {
-		return 0, false
-	}
-	f.playedEnds++
-	return g.snap.globals[i], true
 }
 
 // checkpoints returns the run's checkpoints for its result; a run that

@@ -250,13 +250,14 @@ func TestForkKeepsTheMemoryLimit(t *testing.T) {
 	}
 }
 
-// A played incarnation that ends after its fork's moment without running
-// again (here: crashed at once) ends with the count of calls it had at the
-// checkpoint, as in the run from scratch, not with the one the tape ends
-// on, which the checkpointed run, where it ran on, had at its end. Its
-// node's count goes on from there, and pct's change points are counts of
-// the node's calls: taking the tape's, the forks below preempted at other
-// calls than the runs from scratch.
+// A played incarnation killed after its fork's moment before it ran again
+// (here: crashed at once) dies as its guest's copy: with the count of
+// calls it had at the checkpoint, as in the run from scratch, not the
+// tape's last, which the checkpointed run, where it ran on, had at its
+// end (or nothing, the tapes closed). Its node's count goes on from
+// there, and pct's change points are counts of the node's calls: taking
+// the tape's, the forks below preempted at other calls than the runs from
+// scratch.
 func TestForkCrashesAPlayedGuest(t *testing.T) {
 	w, err := world.Load("../examples/bank/seedfall.json")
 	if err != nil {
@@ -269,7 +270,6 @@ func TestForkCrashesAPlayedGuest(t *testing.T) {
 	}
 	first := run(t, p, 1, nil)
 	sch, end := first.Schedule, time.Duration(first.SimNs)
-	ended := 0
 	for k := 1; k < 8; k++ {
 		at := end * time.Duration(k) / 8
 		rec, err := p.Run(context.Background(), RunOptions{Seed: 1, Schedule: sch, Checkpoints: []time.Duration{at}})
@@ -291,9 +291,5 @@ func TestForkCrashesAPlayedGuest(t *testing.T) {
 			t.Fatalf("the fork at %v, whose server crashes 1ns later, is not the run from scratch:\n%s\n--- from scratch:\n%s", at,
 				trace.Render(fork.Lines, ""), trace.Render(scratch.Lines, ""))
 		}
-		ended += int(fork.playedEnds)
-	}
-	if ended == 0 {
-		t.Fatal("no played guest ended before it ran again")
 	}
 }

@@ -196,8 +196,8 @@ func (r *runner) preemptProcess(n *node, p *wasi.Process) {
 
 // preemptEnded adds what an incarnation used of its last count to its
 // node's total, once it has ended: the count is read then, and only then
-// (a fork plays it back from the tape, wasi.Process.Final, or takes it
-// from the guest's copy: playedCount).
+// (a fork plays it back from the tape: wasi.Process.Final; a fork's guest
+// killed past its moment before it ran again dies as its copy).
 func (r *runner) preemptEnded(n *node, wp *wasi.Process) {
 	if r.pre == nil {
 		return
@@ -206,11 +206,7 @@ func (r *runner) preemptEnded(n *node, wp *wasi.Process) {
 	if pn == nil || pn.counter == nil {
 		return
 	}
-	v, ok := r.playedCount(n, wp)
-	if !ok {
-		v = wp.Final(pn.counter)
-	}
-	pn.total = pn.totalWith(v)
+	pn.total = pn.totalWith(wp.Final(pn.counter))
 	pn.loaded, pn.counter = 0, nil
 }
 

@@ -105,7 +105,6 @@ type Result struct {
 	Checkpoints []*Checkpoint
 	relocated   uint64 // RunOptions.relocate's moves
 	switched    uint64 // guests a fork copied from its checkpoint
-	playedEnds  uint64 // played guests that ended after the fork's moment, not run again
 	Digest      string // sha256 of the trace and the verdict
 	Schedule    *faults.Schedule
 	Lines       []trace.Line
@@ -437,7 +436,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 	res.Steps = r.s.Steps()
 	res.Pauses, res.relocated = r.pauses, r.relocated
 	if r.fork != nil {
-		res.switched, res.playedEnds = r.fork.copies, r.fork.playedEnds
+		res.switched = r.fork.copies
 	}
 	res.Checkpoints = r.fork.checkpoints(time.Duration(res.SimNs))
 	res.Lines = r.tr.Lines()

@@ -113,6 +113,18 @@ func (p *Process) Run(ctx context.Context, m api.Module, err error) (api.Module,
 		p.parked = nil
 		if killed {
 			p.killed = true
+			if p.Play != nil {
+				// A fork past its moment dies as its guest's copy, not
+				// as the tape, which goes on as the checkpointed run
+				// went: its mappings and its last global are the copy's.
+				to, serr := p.switchFromTape(ctx)
+				if serr != nil {
+					return m, serr
+				}
+				if to != nil {
+					m = to
+				}
+			}
 			p.detachMappings() // played back too: it takes in the guest's stores
 			if m != nil {
 				p.close(ctx, m, ExitKilled)
