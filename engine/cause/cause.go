@@ -13,12 +13,12 @@
 // The search bisects. It tries a moment with its first fork alone and goes
 // the way that fork went: through the edges of the faults (the moment of
 // each, and the nanosecond after, when the fork keeps it), then an even
-// scan of the interval left, then halvings. Then it runs
-// the interval's two ends' other forks until they are decided; an end that
-// turns out the other way moves the search on. A failure whose forks go
-// from passing to failing at a fault costs two first forks for each
-// halving of the faults and the other forks of the moment just after
-// that fault, and the interval is that fault's nanosecond. Options.Exhaustive runs every fork
+// scan of the interval left, then halvings. Then it runs the interval's
+// two ends' other forks until they are decided; an end that turns out the
+// other way moves the search on. A failure whose forks go from passing to
+// failing at a fault costs two first forks for each halving of the faults
+// and the other forks of the moment just after that fault, and the
+// interval is that fault's nanosecond. Options.Exhaustive runs every fork
 // of every moment of the scan instead, and takes the earliest moment from
 // which every later one fails; the two agree when the forks' failing share
 // does not come and go.
