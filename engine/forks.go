@@ -93,8 +93,13 @@ func (pr *parent) ask(at time.Duration) {
 // worth reports whether a fork at a checkpoint at moment at would save
 // more than what a fork costs of its own: running its past took at least
 // minSaved in the runs seen (Ran); true when none was seen.
-func (pr *parent) worth(at time.Duration) bool {
-	return pr.rate == 0 || pr.minSaved < 0 || float64(at)*pr.rate >= float64(cmp.Or(pr.minSaved, minSaved))
+func (pr *parent) worth(at time.Duration) bool { return ForkSaves(at, pr.rate, pr.minSaved) }
+
+// ForkSaves reports whether a fork at moment at of a run saves at least
+// min of real time (0: MinForkSaving; below 0: any), at rate real ns per
+// virtual ns of the run (0: unknown, and then it does).
+func ForkSaves(at time.Duration, rate float64, min time.Duration) bool {
+	return rate == 0 || min < 0 || float64(at)*rate >= float64(cmp.Or(min, MinForkSaving))
 }
 
 // due reports whether a moment asked counts toward recording the run: a

@@ -182,7 +182,7 @@ func Find(ctx context.Context, p *engine.Prepared, seed uint64, sch *faults.Sche
 		}
 		cps = b.Checkpoints
 	}
-	firsts := &firstForks{min: cmp.Or(opt.minSaved, engine.MinForkSaving), rate: float64(fail.WallNs) / float64(max(fail.SimNs, 1))}
+	firsts := &firstForks{min: opt.minSaved, rate: float64(fail.WallNs) / float64(max(fail.SimNs, 1))}
 	res, err := explain(ctx, fail, func(ctx context.Context, at time.Duration, key uint64) (*engine.Result, error) {
 		o := engine.RunOptions{Seed: seed, Schedule: base.ForkAt(at, key)}
 		switch {
@@ -223,8 +223,8 @@ func Find(ctx context.Context, p *engine.Prepared, seed uint64, sch *faults.Sche
 // there. A first fork takes one only where the failing run's past took
 // min of real time: a fork costs 1 to 3 ms of its own.
 type firstForks struct {
-	min    time.Duration
-	rate   float64 // real ns per virtual ns of the failing run
+	min    time.Duration // engine.ForkSaves's
+	rate   float64       // real ns per virtual ns of the failing run
 	mu     sync.Mutex
 	at     map[time.Duration]*engine.Checkpoint
 	bytes  int // their copies of the guests
@@ -241,7 +241,7 @@ const (
 func (f *firstForks) worth(at time.Duration) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return (f.min < 0 || float64(at)*f.rate >= float64(f.min)) && len(f.at) < maxFirstForks && f.bytes < maxFirstForkBytes
+	return engine.ForkSaves(at, f.rate, f.min) && len(f.at) < maxFirstForks && f.bytes < maxFirstForkBytes
 }
 
 // from is the checkpoint a fork at at starts from, if any.

@@ -32,13 +32,13 @@ type Tape struct {
 	chunks [][]tapeItem
 	n      int
 	slab   []byte // what memory reads returned, back to back: items' data point into it
-	// closed: no fork plays the tape past its end, so it records only
-	// the guest's last global (Final), which is read from the tape's end.
+	// closed: no fork plays the tape past its end, so it records no
+	// more. (A played guest killed past its fork's moment dies as its
+	// copy, so no fork reads a last global past it either.)
 	closed bool
 }
 
-// Close stops the tape: the host calls after it are not recorded, but for
-// Final's.
+// Close stops the tape: nothing after it is recorded.
 func (t *Tape) Close() { t.closed = true }
 
 // recording reports whether the process records its host calls.
@@ -337,7 +337,7 @@ func (p *Process) Final(g api.Global) uint64 {
 		return t.at(t.n - 1).val
 	}
 	v := g.Get()
-	if p.Tape != nil {
+	if p.recording() {
 		p.Tape.add(tapeItem{op: tapeFinal, val: v})
 	}
 	return v
