@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	sl "go.starlark.net/starlark"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/sweep"
 	"github.com/seedfall/seedfall/engine/world"
 )
 
@@ -395,35 +395,27 @@ func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
 	}
 	// Items are taken in order, and none once the wall time is spent, so
 	// the runs made are always a prefix of the items.
-	var mu sync.Mutex
-	next := 0
-	take := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		if next >= n || (c.budget.Time > 0 && time.Since(c.start) >= c.budget.Time) {
-			return -1
-		}
-		next++
-		return next - 1
-	}
-	var wg sync.WaitGroup
-	for range min(c.parallel, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := take(); i >= 0; i = take() {
-				out[i], errs[i] = c.env.RunValue(ctx, jobs[i].w, jobs[i].seed, jobs[i].sch)
+	items := func(yield func(int) bool) {
+		for i := range n {
+			if c.budget.Time > 0 && time.Since(c.start) >= c.budget.Time || !yield(i) {
+				return
 			}
-		}()
+		}
 	}
-	wg.Wait()
-	done := next
+	run := func(ctx context.Context, i int) (*Run, error) {
+		return c.env.RunValue(ctx, jobs[i].w, jobs[i].seed, jobs[i].sch)
+	}
+	done := 0
+	for d := range sweep.Ordered(ctx, items, c.parallel, run) {
+		out[d.Job], errs[d.Job] = d.Res, d.Err
+		done++
+	}
 	out, errs = out[:done], errs[:done]
 	// A run cut short is no run: the others count, and their failures
 	// are kept, before the strategy stops.
-	cut := false
+	cut := ctx.Err() != nil // no item starts once the context ends
 	for i, err := range errs {
-		if errors.Is(err, ErrInterrupted) {
+		if errors.Is(err, ErrInterrupted) || err != nil && ctx.Err() != nil {
 			cut = true
 			continue
 		}

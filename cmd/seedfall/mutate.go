@@ -9,37 +9,12 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/mutate"
 )
 
 func init() {
 	register(command{"mutate", "-c seedfall.json -seeds 1-50 [-mutants fsync,dirsync,...] [-parallel K] [-json]", mutateCmd})
 	descriptions["mutate"] = "Check that the workload notices weakened durability: run the seeds again with fsync, fdatasync or a directory's fsync made a no-op, O_SYNC ignored, or renames torn by a crash, one mutant at a time, and report each mutant under which every seed still passes. The world must pass the seeds without mutants first. Exit status 0 when every mutant the programs reach is killed, 1 when one survives."
-}
-
-// The outcomes of one mutant.
-const (
-	mutantKilled     = "killed"      // a seed failed under it
-	mutantSurvived   = "survived"    // every seed it could change passed
-	mutantNotReached = "not_reached" // no seed made a call it weakens
-)
-
-// mutantOutcome is what mutate found for one mutant; as JSON, a line of
-// mutate -json.
-type mutantOutcome struct {
-	Mutant   string `json:"mutant"`
-	Verdict  string `json:"verdict"` // killed, survived or not_reached
-	Seeds    int    `json:"seeds"`   // the seeds that made a call it weakens
-	Runs     int    `json:"runs"`    // the seeds run under it before the verdict
-	Weakened uint64 `json:"weakened"`
-	// The killing seed, when killed.
-	Seed   uint64 `json:"seed,omitempty"`
-	Class  string `json:"class,omitempty"`
-	Reason string `json:"reason,omitempty"`
-	Digest string `json:"digest,omitempty"`
-	Replay string `json:"replay,omitempty"`
-	WallNs int64  `json:"wall_ns"`
-
-	res *engine.Result // the killing run
 }
 
 func mutateCmd(args []string, stdout, stderr io.Writer) error {
@@ -78,25 +53,7 @@ func mutateCmd(args []string, stdout, stderr io.Writer) error {
 
 	// Without mutants first: a seed that fails already says nothing about
 	// a mutant. The runs also say which seeds each mutant can change.
-	reached := make([]engine.Seeds, len(mutants))
-	var failed *engine.Result
-	bctx, cancel := context.WithCancel(ctx)
-	ran, err := s.sweep(bctx, list, *parallel, nil, func(res *engine.Result) {
-		if failed != nil {
-			return
-		}
-		if !res.Passed {
-			failed = res
-			cancel()
-			return
-		}
-		for i, m := range mutants {
-			if m.Reached(res.Reach) > 0 {
-				reached[i].Append(res.Seed)
-			}
-		}
-	})
-	cancel()
+	ran, failed, reached, err := mutate.Reach(ctx, s.p, list, *parallel, mutants)
 	runs := ran
 	switch {
 	case interrupted(ctx):
@@ -118,19 +75,22 @@ func mutateCmd(args []string, stdout, stderr io.Writer) error {
 
 	var killed, survived, unreached []string
 	for i, m := range mutants {
-		o, n, err := s.runMutant(ctx, m, reached[i], *parallel)
-		runs += n
+		o, err := mutate.Search(ctx, s.p, m, reached[i], *parallel)
+		runs += o.Runs
 		if err != nil {
 			return err
+		}
+		if o.Res != nil {
+			o.Replay = s.replayCommand(o.Seed) + " -mutant " + m.String()
 		}
 		if interrupted(ctx) {
 			fmt.Fprintf(stderr, "interrupted while running mutant %s; %d of %s done\n", m, i, plural(len(mutants), "mutant"))
 			return errInterrupted
 		}
 		switch o.Verdict {
-		case mutantKilled:
+		case mutate.Killed:
 			killed = append(killed, m.String())
-		case mutantSurvived:
+		case mutate.Survived:
 			survived = append(survived, m.String())
 		default:
 			unreached = append(unreached, m.String())
@@ -192,53 +152,18 @@ func parseMutants(spec string) ([]engine.Mutant, error) {
 	return out, nil
 }
 
-// runMutant runs the seeds m can change under it, in order, until one
-// fails. It returns the outcome and how many seeds it ran.
-func (s *session) runMutant(ctx context.Context, m engine.Mutant, seeds engine.Seeds, parallel int) (mutantOutcome, int, error) {
-	start := time.Now()
-	o := mutantOutcome{Mutant: m.String(), Verdict: mutantNotReached, Seeds: seeds.Len()}
-	if seeds.Len() == 0 {
-		return o, 0, nil
-	}
-	mctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	opts := func(seed uint64) (engine.RunOptions, error) { return engine.RunOptions{Seed: seed, Mutant: m}, nil }
-	_, err := s.sweep(mctx, seeds, parallel, opts, func(res *engine.Result) {
-		if o.res != nil {
-			return
-		}
-		o.Runs++
-		o.Weakened += res.Weakened
-		if !res.Passed {
-			o.res = res
-			cancel() // the first failing seed in order kills it; the others need not finish
-		}
-	})
-	o.WallNs = int64(time.Since(start))
-	if err != nil {
-		return o, o.Runs, err
-	}
-	if res := o.res; res != nil {
-		o.Verdict, o.Seed, o.Class, o.Reason, o.Digest = mutantKilled, res.Seed, res.Class, res.Reason, res.Digest
-		o.Replay = s.replayCommand(res.Seed) + " -mutant " + m.String()
-	} else {
-		o.Verdict = mutantSurvived
-	}
-	return o, o.Runs, nil
-}
-
 // printMutant prints one mutant's outcome for a person.
-func (s *session) printMutant(w io.Writer, m engine.Mutant, o mutantOutcome, total int) {
+func (s *session) printMutant(w io.Writer, m engine.Mutant, o mutate.Outcome, total int) {
 	name := fmt.Sprintf("%-10s", m.String())
 	switch o.Verdict {
-	case mutantKilled:
+	case mutate.Killed:
 		fmt.Fprintf(w, "%s killed by seed %d (the %s of the %d seeds it reaches; %s)\n", name, o.Seed, ordinal(o.Runs), o.Seeds, weakenedText(m, o.Weakened))
 		fmt.Fprintf(w, "  %s: %s\n", o.Class, o.Reason)
-		for _, l := range failureLines(o.res, 4) {
+		for _, l := range failureLines(o.Res, 4) {
 			fmt.Fprintf(w, "  %s\n", l.String())
 		}
 		fmt.Fprintf(w, "  replay: %s\n", o.Replay)
-	case mutantSurvived:
+	case mutate.Survived:
 		if o.Weakened == 0 {
 			fmt.Fprintf(w, "%s survived the %s it reaches without taking effect: its draws spared every call; try more seeds or a smaller K\n", name, plural(o.Seeds, "seed"))
 			return

@@ -44,6 +44,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/sweep"
 	"github.com/seedfall/seedfall/engine/trace"
 )
 
@@ -346,7 +347,6 @@ type search struct {
 	tried  map[time.Duration][]outcome // the forks of each moment the search tried, by branch
 	aheads map[job]outcome             // forks run ahead of the search (bisect)
 
-	mu    sync.Mutex
 	runs  int
 	steps uint64
 }
@@ -697,51 +697,47 @@ func (s *search) forks(ctx context.Context, jobs, ahead []job) error {
 	if n == 0 {
 		return nil
 	}
-	ch := make(chan int)
-	var firstErr error
-	var wg sync.WaitGroup
-	for w := 0; w < min(s.opt.Parallel, len(todo)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range ch {
-				j := todo[i]
-				r, err := s.run(ctx, j.at, uint64(j.b+1))
-				s.mu.Lock()
-				switch {
-				case err != nil && ctx.Err() != nil:
-				case err != nil:
-					if firstErr == nil {
-						firstErr = err
-					}
-				default:
-					o := passed
-					if !r.Passed && r.Class == s.fail.Class {
-						o = failed
-					}
-					if i < n {
-						s.tried[j.at][j.b] = o
-					} else {
-						s.aheads[j] = o
-					}
-					s.runs++
-					s.steps += r.Steps
-					if s.opt.Progress != nil {
-						s.opt.Progress(s.runs, s.most)
-					}
-				}
-				s.mu.Unlock()
-			}
-		}()
-	}
-	for i := range todo {
-		if ctx.Err() != nil {
-			break
+	// Each fork's outcome is recorded, and Progress told, as it ends,
+	// before its worker takes another: a Progress that ends the context
+	// stops the search at once.
+	var mu sync.Mutex
+	run := func(ctx context.Context, i int) (*engine.Result, error) {
+		j := todo[i]
+		r, err := s.run(ctx, j.at, uint64(j.b+1))
+		if err != nil {
+			return nil, err
 		}
-		ch <- i
+		mu.Lock()
+		defer mu.Unlock()
+		o := passed
+		if !r.Passed && r.Class == s.fail.Class {
+			o = failed
+		}
+		if i < n {
+			s.tried[j.at][j.b] = o
+		} else {
+			s.aheads[j] = o
+		}
+		s.runs++
+		s.steps += r.Steps
+		if s.opt.Progress != nil {
+			s.opt.Progress(s.runs, s.most)
+		}
+		return r, nil
 	}
-	close(ch)
-	wg.Wait()
+	indices := func(yield func(int) bool) {
+		for i := range todo {
+			if !yield(i) {
+				return
+			}
+		}
+	}
+	var firstErr error
+	for d := range sweep.Ordered(ctx, indices, min(s.opt.Parallel, len(todo)), run) {
+		if d.Err != nil && ctx.Err() == nil && firstErr == nil {
+			firstErr = d.Err
+		}
+	}
 	return firstErr
 }
 

@@ -10,11 +10,11 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/sweep"
 )
 
 // Options tune a shrink. None of them changes the schedule it ends with,
@@ -276,11 +276,8 @@ func (s *shrinker) report() {
 func (s *shrinker) runAll(cands []*faults.Schedule) []*engine.Result {
 	out := make([]*engine.Result, len(cands))
 	keys := make([]string, len(cands))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, s.par)
 	started := map[string]int{}
-	parent, parentRun := s.best, s.bestRun // no run changes them
+	var todo []int
 	for i, c := range cands {
 		keys[i] = key(c)
 		if r, ok := s.cache[keys[i]]; ok {
@@ -291,28 +288,28 @@ func (s *shrinker) runAll(cands []*faults.Schedule) []*engine.Result {
 			continue
 		}
 		started[keys[i]] = i
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			r, err := s.run(s.ctx, c, parent, parentRun)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil && s.ctx.Err() != nil:
-				// Cut short (Ctrl-C): the shrink ends with the best so far.
-				s.exhausted = true
-				return
-			case err != nil:
-				if s.err == nil {
-					s.err = err
-				}
-				return
-			}
-			out[i] = r
-		}()
+		todo = append(todo, i)
 	}
-	wg.Wait()
+	parent, parentRun := s.best, s.bestRun // no run changes them
+	run := func(ctx context.Context, i int) (*engine.Result, error) {
+		return s.run(ctx, cands[i], parent, parentRun)
+	}
+	for d := range sweep.Ordered(s.ctx, slices.Values(todo), s.par, run) {
+		switch {
+		case d.Err != nil && s.ctx.Err() != nil:
+			// Cut short (Ctrl-C): the shrink ends with the best so far.
+			s.exhausted = true
+		case d.Err != nil:
+			if s.err == nil {
+				s.err = d.Err
+			}
+		default:
+			out[d.Job] = d.Res
+		}
+	}
+	if s.ctx.Err() != nil {
+		s.exhausted = true // the candidates it did not start are cut short too
+	}
 	for i := range cands {
 		if out[i] == nil {
 			if j, ok := started[keys[i]]; ok {

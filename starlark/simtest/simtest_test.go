@@ -13,8 +13,8 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/simtest"
 	"github.com/seedfall/seedfall/engine/world"
+	"github.com/seedfall/seedfall/starlark/simtest"
 )
 
 // The tests that must fail run in a go test process of their own: the

@@ -1,86 +1,11 @@
 package simtest
 
 import (
-	"context"
 	"flag"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/seedfall/seedfall/engine"
 )
-
-// job is one seed run ahead of its subtest.
-type job struct {
-	seed uint64
-	res  *engine.Result
-	err  error
-	done chan struct{} // closed when res or err is set
-}
-
-// ahead runs the seeds that selector picks, parallel at a time, ahead of
-// their subtests, which take them in seed order with next. At most
-// 2×parallel results wait for their subtest, as in `seedfall run`.
-type ahead struct {
-	cancel context.CancelFunc
-	order  chan *job
-	wg     sync.WaitGroup
-}
-
-func startAhead(ctx context.Context, p *engine.Prepared, seeds engine.Seeds, sel func(string) bool, parallel int) *ahead {
-	ctx, cancel := context.WithCancel(ctx)
-	a := &ahead{cancel: cancel, order: make(chan *job, 2*parallel)}
-	work := make(chan *job)
-	a.wg.Add(1 + parallel)
-	go func() {
-		defer a.wg.Done()
-		defer close(a.order)
-		defer close(work)
-		for seed := range seeds.All() {
-			if !sel(seedName(seed)) {
-				continue
-			}
-			j := &job{seed: seed, done: make(chan struct{})}
-			select {
-			case a.order <- j:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case work <- j:
-			case <-ctx.Done():
-				j.err = ctx.Err()
-				close(j.done)
-				return
-			}
-		}
-	}()
-	for range parallel {
-		go func() {
-			defer a.wg.Done()
-			for j := range work {
-				j.res, j.err = p.Run(ctx, engine.RunOptions{Seed: j.seed})
-				close(j.done)
-			}
-		}()
-	}
-	return a
-}
-
-// next returns the job of the next seed selector picked.
-func (a *ahead) next() *job { return <-a.order }
-
-// stop cancels the runs in flight and waits for the workers.
-func (a *ahead) stop() {
-	if a == nil {
-		return
-	}
-	a.cancel()
-	for range a.order {
-	}
-	a.wg.Wait()
-}
 
 // selector guesses whether go test's -run and -skip flags select a
 // subtest of t, by the rules of package testing: the pattern split at

@@ -16,15 +16,17 @@
 // file as `seedfall run` saves it, so the printed `seedfall replay`
 // command replays it.
 //
-// simtest is a skin over the engine, as the command line is: it lives
-// under engine/ because seedfall's top-level directories are fixed, and
-// it loads .star worlds with package starlark, which the engine itself
-// knows nothing of.
+// simtest is a skin over the engine, as the command line, the MCP server
+// and the REPL are: it lives beside package starlark, with which it loads
+// .star worlds, because the engine knows nothing of Starlark and
+// seedfall's top-level directories are fixed.
 package simtest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -34,6 +36,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/sweep"
 	"github.com/seedfall/seedfall/engine/world"
 	"github.com/seedfall/seedfall/starlark"
 )
@@ -156,10 +159,21 @@ func Run(t *testing.T, worldFile string, opts ...Option) {
 	// another, in seed order, so go test's output is the same on every
 	// run, and all are done when Run returns.
 	sel := selector(t)
-	var a *ahead
+	var next func() (sweep.Done[uint64, *engine.Result], bool)
+	stop := func() {}
 	if o.parallel > 1 {
-		a = startAhead(ctx, p, seeds, sel, o.parallel)
-		defer func() { a.stop() }()
+		picked := func(yield func(uint64) bool) {
+			for seed := range seeds.All() {
+				if sel(seedName(seed)) && !yield(seed) {
+					return
+				}
+			}
+		}
+		run := func(ctx context.Context, seed uint64) (*engine.Result, error) {
+			return p.Run(ctx, engine.RunOptions{Seed: seed})
+		}
+		next, stop = iter.Pull(sweep.Ordered(ctx, picked, o.parallel, run))
+		defer func() { stop() }()
 	}
 	var passed, failed []uint64
 	// Not a range over seeds.All(): t.Run must be called from Run itself,
@@ -167,9 +181,11 @@ func Run(t *testing.T, worldFile string, opts ...Option) {
 	for i := range seeds.Len() {
 		seed := seeds.At(i)
 		name := seedName(seed)
-		var j *job
-		if a != nil && sel(name) {
-			j = a.next()
+		var ahead *sweep.Done[uint64, *engine.Result]
+		if next != nil && sel(name) {
+			if d, ok := next(); ok {
+				ahead = &d
+			}
 		}
 		called := false
 		t.Run(name, func(t *testing.T) {
@@ -177,9 +193,8 @@ func Run(t *testing.T, worldFile string, opts ...Option) {
 			called = true
 			var res *engine.Result
 			var err error
-			if j != nil {
-				<-j.done
-				res, err = j.res, j.err
+			if ahead != nil {
+				res, err = ahead.Res, ahead.Err
 			} else {
 				res, err = p.Run(t.Context(), engine.RunOptions{Seed: seed})
 			}
@@ -195,11 +210,11 @@ func Run(t *testing.T, worldFile string, opts ...Option) {
 			failed = append(failed, seed)
 			t.Error(c.failure(t, res))
 		})
-		if j != nil && !called {
+		if ahead != nil && !called {
 			// go test did not run a seed selector said it would (or
 			// -failfast stops the test): run the rest only when asked.
-			a.stop()
-			a = nil
+			stop()
+			next = nil
 		}
 	}
 	if n := len(passed) + len(failed); n > 1 && len(failed) > 0 {
@@ -249,7 +264,7 @@ type commands struct {
 	file  string // the world file as Run was given it
 	root  string // the module root, or "" if none was found
 	cfg   string // the world file from the module root
-	pkg   string // the test's package from the module root: ./engine/simtest
+	pkg   string // the test's package from the module root: ./starlark/simtest
 }
 
 // fromRoot writes path relative to the module root (with ../ when it is
