@@ -95,11 +95,15 @@ type Result struct {
 	Passed bool
 	Class  string // "" when passed
 	Reason string
-	Node   string // the program the verdict is about, if any
-	SimNs  int64  // virtual time at the end
-	WallNs int64  // real time the run took (never part of the digest)
-	Steps  uint64 // scheduler steps
-	Pauses uint64 // times a guest paused to wait (never part of the digest)
+	// Stopped: the run reached RunOptions.StopAt and was stopped there
+	// to be inspected. It is passed, but nothing was checked: it says
+	// nothing of whether the seed passes.
+	Stopped bool
+	Node    string // the program the verdict is about, if any
+	SimNs   int64  // virtual time at the end
+	WallNs  int64  // real time the run took (never part of the digest)
+	Steps   uint64 // scheduler steps
+	Pauses  uint64 // times a guest paused to wait (never part of the digest)
 	// Checkpoints are RunOptions.Checkpoints' (a Checkpoint's Reason
 	// says if no fork can start from it).
 	Checkpoints []*Checkpoint
@@ -377,7 +381,12 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 	}
 	if opt.StopAt > 0 {
 		// Stopped to look, not finished: no check of the run so far.
-		r.s.At(int64(opt.StopAt), func() { r.finish(fmt.Sprintf("stopped at %v to inspect", opt.StopAt)) })
+		r.s.At(int64(opt.StopAt), func() {
+			if r.res == nil {
+				r.finish(fmt.Sprintf("stopped at %v to inspect", opt.StopAt))
+				r.res.Stopped = true
+			}
+		})
 	}
 	if opt.GuestProfile != nil {
 		r.gprof = opt.GuestProfile.newRun()

@@ -61,7 +61,7 @@ type Debug struct {
 var _ sl.HasAttrs = (*Debug)(nil)
 
 // ended reports whether the run ended before the moment asked.
-func (d *Debug) ended() bool { return !strings.HasPrefix(d.res.Reason, "stopped at") }
+func (d *Debug) ended() bool { return !d.res.Stopped }
 
 // String is what seedfall debug prints.
 func (d *Debug) String() string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
@@ -99,7 +98,7 @@ func newDebugReport(res *engine.Result, from string) debugReport {
 
 // stoppedBefore reports whether a run asked to stop at a moment ended
 // before it.
-func stoppedBefore(res *engine.Result) bool { return !strings.HasPrefix(res.Reason, "stopped at") }
+func stoppedBefore(res *engine.Result) bool { return !res.Stopped }
 
 // writeDebug prints the world at the moments at (sorted) of res, a run
 // with StopAt at the last and StatesAt at the others: each with the

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
@@ -12,7 +11,7 @@ import (
 // stoppedEarly reports whether res is a run that RunOptions.StopAt ended:
 // the engine ends it passed, with no check of the run so far.
 func stoppedEarly(res *engine.Result, at time.Duration) bool {
-	return at > 0 && res.Passed && strings.HasPrefix(res.Reason, "stopped at")
+	return at > 0 && res.Stopped
 }
 
 // printStopVerdict prints the outcome of a run asked to stop at at: that
