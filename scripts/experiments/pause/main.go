@@ -1,7 +1,7 @@
 //go:build linux
 
-// Command pause measures the prototype of guests that pause (issue 15,
-// engine/guest/pauseoverlay): what a restart from a post-init snapshot costs
+// Command pause measures the prototype of guests that pause (issue 15:
+// engine/guest/pauseoverlay's overlay, ./proto's host): what a restart from a post-init snapshot costs
 // against a cold boot, what a snapshot weighs, and what a pause/resume cycle
 // of an idle guest costs against a blocking poll_oneoff hand-off. Every
 // figure comes from rounds that interleave the variants compared. See
