@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/world"
 	sl "go.starlark.net/starlark"
+
+	"github.com/seedfall/seedfall/starlark"
 )
 
 // cmdInfo describes a ':' command for :help and completion.
@@ -145,8 +145,8 @@ func (r *REPL) translate(name, arg string, fields []string) (string, error) {
 		if fields[0] == "all" {
 			return fmt.Sprintf("r = branch(r, at=%s)", quote(fields[1])), nil
 		}
-		if !contains(faults.BranchStreams, fields[0]) {
-			return "", fmt.Errorf(":branch: %q is not a stream (one of %s, or all)", fields[0], strings.Join(faults.BranchStreams, ", "))
+		if streams := starlark.BranchStreams(); !contains(streams, fields[0]) {
+			return "", fmt.Errorf(":branch: %q is not a stream (one of %s, or all)", fields[0], strings.Join(streams, ", "))
 		}
 		return fmt.Sprintf("r = branch(r, stream=%s, at=%s)", quote(fields[0]), quote(fields[1])), nil
 	case "replay", "shrink":
@@ -196,7 +196,7 @@ func (r *REPL) translate(name, arg string, fields []string) (string, error) {
 		names = append(names, c.name)
 	}
 	msg := fmt.Sprintf("unknown command :%s", name)
-	if s := world.Suggest(name, names); s != "" {
+	if s := starlark.Suggest(name, names); s != "" {
 		msg += fmt.Sprintf(" (did you mean :%s?)", s)
 	}
 	return "", fmt.Errorf("%s; :help lists them", msg)
@@ -233,8 +233,8 @@ func (r *REPL) sched() error {
 	if !ok {
 		return fmt.Errorf(":sched: r.schedule.to_json() gave a %s, not a string", v.Type())
 	}
-	var sch faults.Schedule
-	if err := json.Unmarshal([]byte(s), &sch); err != nil {
+	sch, err := starlark.ListSchedule(s)
+	if err != nil {
 		return fmt.Errorf(":sched: reading r.schedule: %v", err)
 	}
 	head := fmt.Sprintf("seed %d, %s", sch.Seed, plural(len(sch.Faults), "fault"))
@@ -246,7 +246,7 @@ func (r *REPL) sched() error {
 	}
 	fmt.Fprintln(r.o.Out, head)
 	for i, f := range sch.Faults {
-		fmt.Fprintf(r.o.Out, "  %-3d  %s\n", i+1, faults.Describe(f))
+		fmt.Fprintf(r.o.Out, "  %-3d  %s\n", i+1, f)
 	}
 	for _, b := range sch.Branches {
 		stream := b.Stream
@@ -294,7 +294,7 @@ func (r *REPL) help(name string) error {
 	v, ok := r.globals[name]
 	if !ok {
 		msg := fmt.Sprintf(":help: no command, builtin or global named %q", name)
-		if s := world.Suggest(name, sortedNames(r.globals)); s != "" {
+		if s := starlark.Suggest(name, sortedNames(r.globals)); s != "" {
 			msg += fmt.Sprintf(" (did you mean %s?)", s)
 		}
 		return fmt.Errorf("%s", msg)

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/world"
 	sl "go.starlark.net/starlark"
+
+	"github.com/seedfall/seedfall/starlark"
 )
 
 // builtinDoc is a builtin's signature, one line on what it does, and the
@@ -22,7 +22,7 @@ type builtinDoc struct {
 // (finally_ for finally, which Starlark reserves).
 var worldKeys = func() []string {
 	var keys []string
-	for _, f := range world.Fields() {
+	for _, f := range starlark.WorldFields() {
 		k := f[:strings.IndexAny(f+".", ".[")]
 		if k == "finally" {
 			k = "finally_"
@@ -34,7 +34,7 @@ var worldKeys = func() []string {
 	return keys
 }()
 
-var faultFields = faults.FieldNames()
+var faultFields = starlark.FaultFields()
 
 // builtinDocs covers the workbench's builtins and the methods whose
 // keywords are worth completing; a bound method is keyed type.name.
@@ -205,7 +205,7 @@ func (r *REPL) commandCandidates(left string) []string {
 		names = append(names, sortedNames(r.o.Env.Predeclared())...)
 		return withPrefix(names, word)
 	case "branch":
-		return withPrefix(append([]string{"all"}, faults.BranchStreams...), word)
+		return withPrefix(append([]string{"all"}, starlark.BranchStreams()...), word)
 	}
 	return nil
 }
@@ -239,11 +239,7 @@ func (r *REPL) nodeNames() []string {
 		return nil
 	}
 	// The workbench's world value may carry the resolved world.
-	if ww, ok := w.(interface{ World() *world.World }); ok && ww.World() != nil {
-		var names []string
-		for _, p := range ww.World().Programs() {
-			names = append(names, p.Name)
-		}
+	if names, ok := starlark.ProgramNames(w); ok {
 		sort.Strings(names)
 		return names
 	}

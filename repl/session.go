@@ -12,7 +12,7 @@ import (
 	sl "go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
-	"github.com/seedfall/seedfall/engine/fsutil"
+	"github.com/seedfall/seedfall/starlark"
 )
 
 // A session is kept as a log of what changed state, so that :save can write
@@ -174,7 +174,7 @@ func (r *REPL) Save(path string) error {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return fmt.Errorf(":save: %v", err)
 	}
-	if err := fsutil.WriteFile(abs, []byte(r.scriptIn(filepath.Dir(abs))), 0o644); err != nil {
+	if err := starlark.WriteFile(abs, []byte(r.scriptIn(filepath.Dir(abs))), 0o644); err != nil {
 		return fmt.Errorf(":save: %v", err)
 	}
 	return nil

@@ -1,4 +1,9 @@
-package pauseoverlay
+package pauseoverlay_test
+
+// These tests drive a guest built with the overlay through the prototype's
+// host (scripts/experiments/pause/proto: Compile, Start, Instantiate,
+// Control, Resume), which imports this package: hence a package of their
+// own, and a test-only dependency of the engine on scripts/.
 
 import (
 	"bytes"
@@ -7,9 +12,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -20,16 +23,9 @@ import (
 	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
 	"github.com/seedfall/seedfall/engine/guest/netoverlay"
+	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
+	"github.com/seedfall/seedfall/scripts/experiments/pause/proto"
 )
-
-func goroot(t testing.TB) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOROOT").Output()
-	if err != nil {
-		t.Fatalf("go env GOROOT: %v", err)
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // build builds a main package of the given files with the overlay (and the
 // others, keyed by GOROOT-relative path, that extra returns), through
@@ -38,7 +34,7 @@ func goroot(t testing.TB) string {
 // The runtime patch makes Go build the standard library for wasip1 again
 // (a minute or two from an empty cache on 2 cores), so these tests are in
 // the slow tier (docs/contributing.md), which CI runs as a step of its own.
-func build(t testing.TB, opts Options, files map[string]string, extra ...func(goroot string) (map[string][]byte, error)) []byte {
+func build(t testing.TB, opts pauseoverlay.Options, files map[string]string, extra ...func(goroot string) (map[string][]byte, error)) []byte {
 	t.Helper()
 	if os.Getenv("SEEDFALL_SLOW") != "1" {
 		t.Skip("builds the standard library for wasip1 again, with the runtime patched; run with SEEDFALL_SLOW=1")
@@ -50,18 +46,23 @@ func build(t testing.TB, opts Options, files map[string]string, extra ...func(go
 			t.Fatal(err)
 		}
 	}
-	ovl, err := Files(goroot(t), opts)
+	b := &guest.Builder{}
+	goroot, err := b.GOROOT()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ovl, err := pauseoverlay.Files(goroot, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range extra {
-		more, err := f(goroot(t))
+		more, err := f(goroot)
 		if err != nil {
 			t.Fatal(err)
 		}
 		maps.Copy(ovl, more)
 	}
-	art, err := (&guest.Builder{}).Build(context.Background(), guest.Request{Node: "pausing", Pkg: dir, Overlay: ovl})
+	art, err := b.Build(context.Background(), guest.Request{Node: "pausing", Pkg: dir, Overlay: ovl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +74,8 @@ func build(t testing.TB, opts Options, files map[string]string, extra ...func(go
 }
 
 // testMain is every test's guest, its part chosen by the first argument:
-// "order", "sleeper", "server", "client" (world_test.go), or anything else
-// for the default. Package init builds a map; unless the guest is one of
-// the world's, init also prints. "order" prints the order in which main
+// "order", or anything else for the default. Package init builds a map and
+// prints. "order" prints the order in which main
 // meets the keys of a map it makes and the choices of a select between
 // two ready channels, which both come from the runtime's random state. The
 // default prints its arguments and a sum over init's map.
@@ -84,7 +84,6 @@ const testMain = `package main
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -96,9 +95,7 @@ func build() map[string]int {
 	for i := 0; i < 1000; i++ {
 		m[fmt.Sprint("k", i)] = i * i
 	}
-	if len(os.Args) < 2 || !slices.Contains([]string{"sleeper", "server", "client"}, os.Args[1]) {
-		fmt.Println("init: built", len(m))
-	}
+	fmt.Println("init: built", len(m))
 	return m
 }
 
@@ -106,12 +103,6 @@ func main() {
 	switch arg := append(os.Args, "")[1]; arg {
 	case "order":
 		order()
-	case "sleeper":
-		sleeper()
-	case "server":
-		server()
-	case "client":
-		client(os.Args[2])
 	default:
 		sum := 0
 		for _, v := range table {
@@ -148,15 +139,15 @@ func order() {
 }
 `
 
-// guestWasm is testMain and worldGo, built once with every overlay the
-// engine applies and Options.Idle.
+// guestWasm is testMain, built once with every overlay the engine applies,
+// as the engine applies them.
 var guestWasm []byte
 
 func buildGuest(t testing.TB) []byte {
 	t.Helper()
 	if guestWasm == nil {
 		net := func(goroot string) (map[string][]byte, error) { return netoverlay.Files(goroot) }
-		guestWasm = build(t, Options{Idle: true}, map[string]string{"main.go": testMain, "world.go": worldGo}, fsyncoverlay.Files, net)
+		guestWasm = build(t, pauseoverlay.Options{}, map[string]string{"main.go": testMain}, fsyncoverlay.Files, net)
 	}
 	return guestWasm
 }
@@ -166,12 +157,12 @@ var compiled = wazero.NewCompilationCache()
 
 const initMainOut = "main: args=a,b sum=332833500 k7=49\n"
 
-// host is a wazero runtime with WASI (its proc_exit ProcExit's) and the
-// overlay's host module for prog.
+// host is a wazero runtime with WASI (its proc_exit the prototype's
+// ProcExit) and the prototype's host module for prog.
 type host struct {
 	ctx  context.Context
 	r    wazero.Runtime
-	prog *Program
+	prog *proto.Program
 }
 
 var (
@@ -190,15 +181,15 @@ func newHost(t testing.TB, wasm []byte) *host {
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCompilationCache(compiled))
 	b := r.NewHostModuleBuilder(wasi_snapshot_preview1.ModuleName)
 	wasi_snapshot_preview1.NewFunctionExporter().ExportFunctions(b)
-	ProcExit(b)
+	proto.ProcExit(b)
 	if _, err := b.Instantiate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	prog, err := Compile(ctx, r, wasm)
+	prog, err := proto.Compile(ctx, r, wasm)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := Instantiate(ctx, r, nil, prog.Module); err != nil {
+	if err := proto.Instantiate(ctx, r, nil, prog.Module); err != nil {
 		t.Fatal(err)
 	}
 	h := &host{ctx: ctx, r: r, prog: prog}
@@ -207,16 +198,16 @@ func newHost(t testing.TB, wasm []byte) *host {
 }
 
 // pauseOnce answers snapshot_point with true the first time only.
-func pauseOnce() *Control {
+func pauseOnce() *proto.Control {
 	n := 0
-	return &Control{SnapshotPoint: func(api.Module) bool { n++; return n == 1 }}
+	return &proto.Control{SnapshotPoint: func(api.Module) bool { n++; return n == 1 }}
 }
 
 func TestPauseBeforeMain(t *testing.T) {
 	h := newHost(t, buildGuest(t))
 	var out bytes.Buffer
 	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog", "a", "b").WithStdout(&out).WithStderr(&out)
-	ctx := WithControl(h.ctx, pauseOnce())
+	ctx := proto.WithControl(h.ctx, pauseOnce())
 	m, err := h.prog.Start(ctx, h.r, cfg)
 	if err != nil {
 		t.Fatalf("_start did not return at the pause: %v\n%s", err, out.String())
@@ -224,8 +215,8 @@ func TestPauseBeforeMain(t *testing.T) {
 	if got := out.String(); got != "init: built 1000\n" {
 		t.Fatalf("at the pause the guest printed %q, want only its init's line", got)
 	}
-	err = Resume(ctx, m)
-	if code, ok := Exited(err); !ok || code != 0 {
+	err = proto.Resume(ctx, m)
+	if code, ok := proto.Exited(err); !ok || code != 0 {
 		t.Fatalf("resume: %v, want exit 0\n%s", err, out.String())
 	}
 	m.Close(ctx)
@@ -236,7 +227,7 @@ func TestPauseBeforeMain(t *testing.T) {
 	// Without a pause the same module runs as any Go program.
 	out.Reset()
 	m, err = h.prog.Start(h.ctx, h.r, cfg)
-	if code, ok := Exited(err); !ok || code != 0 {
+	if code, ok := proto.Exited(err); !ok || code != 0 {
 		t.Fatalf("cold boot: %v; want an exit with status 0", err)
 	}
 	m.Close(h.ctx)
@@ -246,9 +237,9 @@ func TestPauseBeforeMain(t *testing.T) {
 }
 
 // bootToSnapshot boots the module until it pauses before main and copies it.
-func (h *host) bootToSnapshot(t testing.TB, cfg wazero.ModuleConfig) *Snapshot {
+func (h *host) bootToSnapshot(t testing.TB, cfg wazero.ModuleConfig) *pauseoverlay.Snapshot {
 	t.Helper()
-	ctx := WithControl(h.ctx, pauseOnce())
+	ctx := proto.WithControl(h.ctx, pauseOnce())
 	m, err := h.prog.Start(ctx, h.r, cfg)
 	if err != nil {
 		t.Fatalf("boot did not pause: %v", err)
@@ -261,21 +252,18 @@ func (h *host) bootToSnapshot(t testing.TB, cfg wazero.ModuleConfig) *Snapshot {
 	return s
 }
 
-// runRestored restores s under cfg (copy-on-write from cow if not nil) and
-// runs it to its exit; it returns what it printed.
-func (h *host) runRestored(t testing.TB, s *Snapshot, cow *COW, cfg wazero.ModuleConfig) string {
+// runRestored restores s under cfg (pauseoverlay.Program.Restore) and runs
+// it to its exit; it returns what it printed.
+func (h *host) runRestored(t testing.TB, s *pauseoverlay.Snapshot, cfg wazero.ModuleConfig) string {
 	t.Helper()
 	var out bytes.Buffer
 	ctx := h.ctx
-	if cow != nil {
-		ctx = WithCOW(ctx, cow)
-	}
-	m, err := h.prog.Restore(ctx, h.r, s, cfg.WithStdout(&out).WithStderr(&out))
+	m, err := h.prog.Program.Restore(ctx, h.r, s, cfg.WithStdout(&out).WithStderr(&out))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close(ctx)
-	if code, ok := Exited(Resume(ctx, m)); !ok || code != 0 {
+	if code, ok := proto.Exited(proto.Resume(ctx, m)); !ok || code != 0 {
 		t.Fatalf("restored instance did not exit 0 (%d, %v)\n%s", code, ok, out.String())
 	}
 	return out.String()
@@ -295,23 +283,13 @@ func TestSnapshotRestore(t *testing.T) {
 	// Each copy runs main as the booted instance would have: init's work is
 	// in its memory, and init's output is not printed again.
 	for i := 0; i < 3; i++ {
-		if got := h.runRestored(t, s, nil, cfg); got != initMainOut {
+		if got := h.runRestored(t, s, cfg); got != initMainOut {
 			t.Fatalf("restore %d printed %q, want %q", i, got, initMainOut)
-		}
-	}
-	cow, err := NewCOW(s, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cow.Close()
-	for i := 0; i < 3; i++ { // the second and third reuse a freed memory
-		if got := h.runRestored(t, s, cow, cfg); got != initMainOut {
-			t.Fatalf("copy-on-write restore %d printed %q, want %q", i, got, initMainOut)
 		}
 	}
 	// The arguments were read during init: they are the snapshot's, whatever
 	// the new instance is given.
-	if got := h.runRestored(t, s, nil, cfg.WithArgs("prog", "other")); got != initMainOut {
+	if got := h.runRestored(t, s, cfg.WithArgs("prog", "other")); got != initMainOut {
 		t.Fatalf("restored with other arguments: %q, want the snapshot's %q", got, initMainOut)
 	}
 }
@@ -330,8 +308,8 @@ func TestReseedAfterRestore(t *testing.T) {
 	// Each restore reads its own stream when it is resumed.
 	got := map[string]uint64{}
 	for seed := uint64(1); seed <= 4; seed++ {
-		out := h.runRestored(t, s, nil, cfg.WithRandSource(stream(seed)))
-		if again := h.runRestored(t, s, nil, cfg.WithRandSource(stream(seed))); again != out {
+		out := h.runRestored(t, s, cfg.WithRandSource(stream(seed)))
+		if again := h.runRestored(t, s, cfg.WithRandSource(stream(seed))); again != out {
 			t.Fatalf("two restores with stream %d differ:\n%s%s", seed, out, again)
 		}
 		if prev, dup := got[out]; dup {
@@ -347,26 +325,20 @@ func TestResetReusesInstance(t *testing.T) {
 	h := newHost(t, buildGuest(t))
 	cfg := wazero.NewModuleConfig().WithName("").WithArgs("prog", "a", "b")
 	s := h.bootToSnapshot(t, cfg.WithStdout(io.Discard))
-	cow, err := NewCOW(s, t.TempDir())
+	ctx := h.ctx
+	var out bytes.Buffer
+	m, err := h.prog.Program.Restore(ctx, h.r, s, cfg.WithStdout(&out))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cow.Close()
-	for _, ctx := range []context.Context{h.ctx, WithCOW(h.ctx, cow)} {
-		var out bytes.Buffer
-		m, err := h.prog.Restore(ctx, h.r, s, cfg.WithStdout(&out))
-		if err != nil {
+	for i := 0; i < 3; i++ {
+		if code, ok := proto.Exited(proto.Resume(ctx, m)); !ok || code != 0 || out.String() != initMainOut {
+			t.Fatalf("run %d on one instance: exit %d (%v), printed %q, want %q", i, code, ok, out.String(), initMainOut)
+		}
+		out.Reset()
+		if err := h.prog.Program.Reset(ctx, m, s, m.Memory().Size()); err != nil {
 			t.Fatal(err)
 		}
-		for i := 0; i < 3; i++ {
-			if code, ok := Exited(Resume(ctx, m)); !ok || code != 0 || out.String() != initMainOut {
-				t.Fatalf("run %d on one instance: exit %d (%v), printed %q, want %q", i, code, ok, out.String(), initMainOut)
-			}
-			out.Reset()
-			if err := h.prog.Reset(ctx, m, s, m.Memory().Size()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		m.Close(ctx)
 	}
+	m.Close(ctx)
 }

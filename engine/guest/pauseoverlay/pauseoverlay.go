@@ -1,11 +1,13 @@
-// Package pauseoverlay is a prototype of guests that pause (issue 15): the
+// Package pauseoverlay makes guests that pause (issue 15): the
 // `go build -overlay` files that make a GOOS=wasip1 guest return to its host
 // after package init and, optionally, whenever it is idle, instead of
 // blocking a host goroutine; and the host side that snapshots a paused
 // guest and restores it into fresh instances of the same compiled module.
 // The engine uses the snapshot point, Program.Take, Restore and Reset to
-// start every program from its post-init snapshot (engine/snapshot.go);
-// the idle pause, COW and World are the prototype's.
+// start every program from its post-init snapshot (engine/snapshot.go).
+// The idle pause (Options.Idle) is the prototype's, whose host side
+// (booting under wazero's WASI, copy-on-write snapshots, and a toy world
+// of guests that pause when idle) is in scripts/experiments/pause/proto.
 //
 // # How a Go wasm guest pauses
 //
@@ -56,15 +58,14 @@
 //
 // # Host side
 //
-// Compile compiles a module twice (as built, and without data segments,
-// to restore into). Program.Start boots an instance; Program.Take copies a
-// paused one (memory and exported mutable globals); Program.Restore makes a
-// new instance from the copy and Program.Reset puts a live one back to it
-// in place; Resume runs either on. COW holds a snapshot in a tmpfs file
-// mapped copy-on-write into instances (Linux), so that a restore or reset
-// neither copies the memory nor keeps more of it than the instance
-// touches. World is a toy world that runs guests which pause when idle on
-// one host goroutine, and forks itself.
+// A Program is a module compiled without data segments, to restore into.
+// Program.Take copies a paused instance (memory and exported mutable
+// globals); Program.Restore makes a new instance from the copy,
+// Program.RestoreFrom one from a copy held in another form, and
+// Program.Reset and Program.RestoreInto put a live one back to a copy in
+// place; the function of ResumeFunc runs either on. The engine boots the
+// instance that pauses (engine/snapshot.go), its WASI (engine/wasi)
+// answering snapshot_point.
 //
 // What the host must keep equal between a snapshot and its copies, what
 // cannot be, and the measurements, are in

@@ -7,65 +7,25 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
-	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/seedfall/seedfall/engine/guest"
 )
 
-// Program is one pausable module compiled for one runtime, twice: Boot as
-// built, to boot from _start; Restore without data segments, to restore
-// snapshots into (its memory comes whole from the snapshot, so writing the
-// segments first would be wasted work).
+// Program is one pausable module compiled for one runtime without its data
+// segments (guest.StripData), to restore snapshots into: its memory comes
+// whole from the snapshot, so writing the segments first would be wasted
+// work.
 type Program struct {
-	Module, Bare wazero.CompiledModule
+	Bare wazero.CompiledModule
 	// Globals are the module's exported mutable globals (guest.MutableGlobals):
 	// with the memory, the whole state of a paused guest.
 	Globals []string
 }
 
-// Compile compiles wasm, a module that went through guest.ExportPause, into
-// r. Close the compiled modules with the runtime.
-func Compile(ctx context.Context, r wazero.Runtime, wasm []byte) (*Program, error) {
-	if !guest.Pausable(wasm) {
-		return nil, errors.New("pause: the module has no " + guest.ResumeExport + " export; run it through guest.ExportPause")
-	}
-	globals, err := guest.MutableGlobals(wasm)
-	if err != nil {
-		return nil, err
-	}
-	stripped, err := guest.StripData(wasm)
-	if err != nil {
-		return nil, err
-	}
-	boot, err := r.CompileModule(ctx, wasm)
-	if err != nil {
-		return nil, err
-	}
-	restore, err := r.CompileModule(ctx, stripped)
-	if err != nil {
-		return nil, err
-	}
-	return &Program{Module: boot, Bare: restore, Globals: globals}, nil
-}
-
-// Start instantiates p.Module with cfg (its start functions are dropped)
-// and calls _start, until the guest pauses (err is nil) or stops: err is
-// then the *sys.ExitError of its exit (see Exited), or whatever else
-// stopped it. m is returned either way, unless instantiation failed:
-// wazero's proc_exit closes it, ProcExit's does not.
-func (p *Program) Start(ctx context.Context, r wazero.Runtime, cfg wazero.ModuleConfig) (m api.Module, err error) {
-	m, err = r.InstantiateModule(ctx, p.Module, cfg.WithStartFunctions())
-	if err != nil {
-		return nil, err
-	}
-	_, err = m.ExportedFunction("_start").Call(ctx)
-	return m, err
-}
-
 // Snapshot is a paused guest: a copy of its linear memory and of the values
-// of its exported mutable globals, in Program.Globals order. Nothing may
-// change it once a COW image was made of it.
+// of its exported mutable globals, in Program.Globals order. Restores read
+// it; the prototype's copy-on-write image (scripts/experiments/pause/proto)
+// maps it, so nothing may change it once it is taken.
 type Snapshot struct {
 	Memory  []byte
 	Globals []uint64
@@ -93,9 +53,8 @@ func (p *Program) Take(m api.Module) (*Snapshot, error) {
 }
 
 // Restore instantiates p.Bare with cfg (its start functions are dropped),
-// makes its memory the snapshot's and sets its globals. Resume runs it on.
-// Under a context from WithCOW for s, the new memory is a copy-on-write
-// mapping of the snapshot and nothing is copied.
+// makes its memory the snapshot's and sets its globals. Calling its
+// ResumeFunc runs it on.
 func (p *Program) Restore(ctx context.Context, r wazero.Runtime, s *Snapshot, cfg wazero.ModuleConfig) (api.Module, error) {
 	m, err := r.InstantiateModule(ctx, p.Bare, cfg.WithStartFunctions())
 	if err != nil {
@@ -168,15 +127,13 @@ func (p *Program) RestoreInto(m api.Module, size, used uint32, fill func(mem []b
 
 // Reset puts m, a live instance of p (paused, or stopped by an error from a
 // host function; not closed), back to s in place: a restart that costs no
-// new instance. Resume runs it on. A memory larger than s's keeps its size,
+// new instance. Calling its ResumeFunc runs it on. A memory larger than s's keeps its size,
 // the pages past the snapshot zeroed (Go reads the memory's size only
 // during init, and takes new pages from memory.grow as zeroed). used says
 // how far the instance's guest used its memory: the bytes past it are zero
 // already (a Go guest touches only what its runtime grew to), so only
 // those between the snapshot's end and used are cleared; pass
-// m.Memory().Size() when unknown. Under a context from WithCOW, a memory of
-// that COW is reset by dropping the pages the instance touched; any other
-// memory is copied over.
+// m.Memory().Size() when unknown.
 func (p *Program) Reset(ctx context.Context, m api.Module, s *Snapshot, used uint32) error {
 	return p.load(ctx, m, s, used)
 }
@@ -200,14 +157,6 @@ func (p *Program) load(ctx context.Context, m api.Module, s *Snapshot, used uint
 	if !ok || len(buf) == 0 {
 		return errors.New("pause: cannot write the memory")
 	}
-	if c, ok := ctx.Value(cowKey{}).(*COW); ok && c.snap == s {
-		if cm := c.memory(&buf[0]); cm != nil {
-			if err := cm.reset(); err != nil {
-				return fmt.Errorf("pause: resetting the memory: %v", err)
-			}
-			return p.setGlobals(m, s)
-		}
-	}
 	copy(buf, s.Memory)
 	if used > size {
 		clear(buf[size:min(int(used), len(buf))])
@@ -226,43 +175,14 @@ func (p *Program) setGlobals(m api.Module, s *Snapshot) error {
 	return nil
 }
 
-// Resume runs a paused instance on until it pauses again (nil) or exits:
-// then the error is the *sys.ExitError, or whatever stopped it. It looks
-// the export up, which makes wazero set up a new call stack: a host that
-// resumes an instance many times calls the api.Function of ResumeFunc.
-func Resume(ctx context.Context, m api.Module) error {
-	f, err := ResumeFunc(m)
-	if err != nil {
-		return err
-	}
-	_, err = f.Call(ctx)
-	return err
-}
-
-// ResumeFunc returns m's guest.ResumeExport: calling it is Resume.
+// ResumeFunc returns m's guest.ResumeExport: calling it runs a paused
+// instance on until it pauses again (nil) or exits: then the error is the
+// *sys.ExitError, or whatever stopped it. Look it up once per instance:
+// each lookup makes wazero set up a new call stack.
 func ResumeFunc(m api.Module) (api.Function, error) {
 	f := m.ExportedFunction(guest.ResumeExport)
 	if f == nil {
 		return nil, errors.New("pause: the instance has no " + guest.ResumeExport + " export")
 	}
 	return f, nil
-}
-
-// Exited reports whether err, from Resume or from instantiating with
-// _start, is the guest's exit, and its code.
-func Exited(err error) (uint32, bool) {
-	var e *sys.ExitError
-	if errors.As(err, &e) {
-		return e.ExitCode(), true
-	}
-	return 0, false
-}
-
-type cowKey struct{}
-
-// WithCOW returns a context under which instances get their memory from c
-// (already holding c's snapshot), for Program.Restore.
-func WithCOW(ctx context.Context, c *COW) context.Context {
-	ctx = context.WithValue(ctx, cowKey{}, c)
-	return experimental.WithMemoryAllocator(ctx, c)
 }

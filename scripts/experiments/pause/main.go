@@ -1,7 +1,7 @@
 //go:build linux
 
-// Command pause measures the prototype of guests that pause (issue 15,
-// engine/guest/pauseoverlay): what a restart from a post-init snapshot costs
+// Command pause measures the prototype of guests that pause (issue 15:
+// engine/guest/pauseoverlay's overlay, ./proto's host): what a restart from a post-init snapshot costs
 // against a cold boot, what a snapshot weighs, and what a pause/resume cycle
 // of an idle guest costs against a blocking poll_oneoff hand-off. Every
 // figure comes from rounds that interleave the variants compared. See
@@ -40,6 +40,7 @@ import (
 	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
 	"github.com/seedfall/seedfall/engine/guest/netoverlay"
 	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
+	"github.com/seedfall/seedfall/scripts/experiments/pause/proto"
 )
 
 var (
@@ -98,7 +99,7 @@ func build(pkg string, net bool) []byte {
 type host struct {
 	ctx  context.Context
 	r    wazero.Runtime
-	prog *pauseoverlay.Program
+	prog *proto.Program
 }
 
 func newHost(wasm []byte, wasi func(wazero.HostModuleBuilder)) *host {
@@ -111,14 +112,14 @@ func newHost(wasm []byte, wasi func(wazero.HostModuleBuilder)) *host {
 	}
 	_, err := b.Instantiate(ctx)
 	check(err)
-	prog, err := pauseoverlay.Compile(ctx, r, wasm)
+	prog, err := proto.Compile(ctx, r, wasm)
 	check(err)
-	check(pauseoverlay.Instantiate(ctx, r, nil, prog.Module))
+	check(proto.Instantiate(ctx, r, nil, prog.Module))
 	return &host{ctx: ctx, r: r, prog: prog}
 }
 
 // atMain pauses the guest at every snapshot point: before main.main.
-var atMain = &pauseoverlay.Control{SnapshotPoint: func(api.Module) bool { return true }}
+var atMain = &proto.Control{SnapshotPoint: func(api.Module) bool { return true }}
 
 func restart(name string, wasm []byte, args []string) {
 	h := newHost(wasm, nil)
@@ -130,18 +131,18 @@ func restart(name string, wasm []byte, args []string) {
 		s[0], s[1], s[2] = byte(seed), byte(seed>>8), byte(seed>>16)
 		return wazero.NewModuleConfig().WithName("").WithArgs(args...).WithStdout(io.Discard).WithStderr(io.Discard).WithRandSource(rand.NewChaCha8(s))
 	}
-	ctx := pauseoverlay.WithControl(h.ctx, atMain)
+	ctx := proto.WithControl(h.ctx, atMain)
 	m, err := h.prog.Start(ctx, h.r, cfg())
 	check(err)
 	snap, err := h.prog.Take(m)
 	check(err)
 	m.Close(ctx)
-	cow, err := pauseoverlay.NewCOW(snap, "")
+	cow, err := proto.NewCOW(snap, "")
 	check(err)
 	defer cow.Close()
 	pool := &pool{}
 	poolCtx := experimental.WithMemoryAllocator(ctx, pool)
-	cowCtx := pauseoverlay.WithCOW(ctx, cow)
+	cowCtx := proto.WithCOW(ctx, cow)
 
 	type variant struct {
 		name string
@@ -164,7 +165,7 @@ func restart(name string, wasm []byte, args []string) {
 			t0 := time.Now()
 			m, err := h.prog.Restore(ctx, h.r, snap, c)
 			check(err)
-			check(pauseoverlay.Resume(ctx, m))
+			check(proto.Resume(ctx, m))
 			t1 := time.Now()
 			m.Close(ctx)
 			return t1.Sub(t0), time.Since(t0)
@@ -173,11 +174,11 @@ func restart(name string, wasm []byte, args []string) {
 	reset := func(ctx context.Context) func() (time.Duration, time.Duration) {
 		m, err := h.prog.Restore(ctx, h.r, snap, cfg())
 		check(err)
-		check(pauseoverlay.Resume(ctx, m))
+		check(proto.Resume(ctx, m))
 		return func() (time.Duration, time.Duration) {
 			t0 := time.Now()
 			check(h.prog.Reset(ctx, m, snap, m.Memory().Size()))
-			check(pauseoverlay.Resume(ctx, m))
+			check(proto.Resume(ctx, m))
 			d := time.Since(t0)
 			return d, d
 		}
@@ -227,7 +228,7 @@ func restart(name string, wasm []byte, args []string) {
 		mib(len(snap.Memory)), len(snap.Globals), mib(int(initial)*65536), mib(len(wasm)))
 	m, err = h.prog.Restore(cowCtx, h.r, snap, cfg())
 	check(err)
-	check(pauseoverlay.Resume(cowCtx, m))
+	check(proto.Resume(cowCtx, m))
 	buf, _ := m.Memory().Read(0, 1)
 	rss, dirty := smaps(uintptr(unsafe.Pointer(&buf[0])))
 	fmt.Printf("  copy-on-write instance at main: %s of the snapshot's pages resident, %s private (copied)\n", kib(rss), kib(dirty))
@@ -253,7 +254,7 @@ func breakdown(h *host, snap *pauseoverlay.Snapshot, cfg func() wazero.ModuleCon
 			m.ExportedGlobal(name).(api.MutableGlobal).Set(snap.Globals[i])
 		}
 		t2 := time.Now()
-		check(pauseoverlay.Resume(ctx, m))
+		check(proto.Resume(ctx, m))
 		t3 := time.Now()
 		m.Close(ctx)
 		inst, load, resume = inst+t1.Sub(t0), load+t2.Sub(t1), resume+t3.Sub(t2)
@@ -262,7 +263,7 @@ func breakdown(h *host, snap *pauseoverlay.Snapshot, cfg func() wazero.ModuleCon
 		m, err = h.prog.Restore(cowCtx, h.r, snap, cfg())
 		check(err)
 		t1 = time.Now()
-		check(pauseoverlay.Resume(cowCtx, m))
+		check(proto.Resume(cowCtx, m))
 		t2 = time.Now()
 		m.Close(ctx)
 		cowInst, cowResume = cowInst+t1.Sub(t0), cowResume+t2.Sub(t1)
@@ -372,11 +373,11 @@ func idle() {
 	ctx := context.Background()
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler())
 	defer r.Close(ctx)
-	bench, err := pauseoverlay.Compile(ctx, r, build("scripts/experiments/pause/guest", false))
+	bench, err := proto.Compile(ctx, r, build("scripts/experiments/pause/guest", false))
 	check(err)
-	trivial, err := pauseoverlay.Compile(ctx, r, build("scripts/benchtool/trivial/node", false))
+	trivial, err := proto.Compile(ctx, r, build("scripts/benchtool/trivial/node", false))
 	check(err)
-	check(pauseoverlay.InstallWorldHost(ctx, r, bench.Module, trivial.Module))
+	check(proto.InstallWorldHost(ctx, r, bench.Module, trivial.Module))
 	if *only != "world" {
 		waits(ctx, r, bench)
 	}
@@ -386,10 +387,10 @@ func idle() {
 // waits times one guest that sleeps 1ms many times: per wait, what the
 // guest's timer and scheduler work and the host's way of waiting cost
 // together.
-func waits(ctx context.Context, r wazero.Runtime, bench *pauseoverlay.Program) {
+func waits(ctx context.Context, r wazero.Runtime, bench *proto.Program) {
 	const sleepsN = 2000
 	sched, back := make(chan int64), make(chan struct{})
-	var hw *pauseoverlay.World
+	var hw *proto.World
 	go func() {
 		for wake := range sched {
 			hw.Now = wake
@@ -398,7 +399,7 @@ func waits(ctx context.Context, r wazero.Runtime, bench *pauseoverlay.Program) {
 	}()
 	sleeps := func(block, handOff bool, n int) func() time.Duration {
 		return func() time.Duration {
-			w := pauseoverlay.NewWorld()
+			w := proto.NewWorld()
 			w.Block = block
 			if handOff {
 				hw = w
@@ -447,31 +448,31 @@ func waits(ctx context.Context, r wazero.Runtime, bench *pauseoverlay.Program) {
 
 // trivialWorld times the trivial world of scripts/bench (3 nodes that
 // print and sleep 3 times) in the toy World, every wait a pause, per seed.
-func trivialWorld(ctx context.Context, r wazero.Runtime, trivial *pauseoverlay.Program) {
-	snapWorld := pauseoverlay.NewWorld()
+func trivialWorld(ctx context.Context, r wazero.Runtime, trivial *proto.Program) {
+	snapWorld := proto.NewWorld()
 	snapWorld.PauseAtMain = true
 	p, err := snapWorld.Spawn(ctx, r, trivial, wazero.NewModuleConfig(), "10.0.0.9", "node")
 	check(err)
 	snap, err := trivial.Take(p.M)
 	check(err)
 	p.M.Close(ctx)
-	cow, err := pauseoverlay.NewCOW(snap, "")
+	cow, err := proto.NewCOW(snap, "")
 	check(err)
 	defer cow.Close()
-	cowCtx := pauseoverlay.WithCOW(ctx, cow)
+	cowCtx := proto.WithCOW(ctx, cow)
 	poolCtx := experimental.WithMemoryAllocator(ctx, &pool{})
 	seed := uint64(0)
-	live := make([]*pauseoverlay.Proc, 3)
+	live := make([]*proto.Proc, 3)
 	world := func(how string) func() time.Duration {
 		return func() time.Duration {
 			seed++
 			t0 := time.Now()
-			w := pauseoverlay.NewWorld()
+			w := proto.NewWorld()
 			w.Seed = seed
-			var procs []*pauseoverlay.Proc
+			var procs []*proto.Proc
 			for i := 0; i < 3; i++ {
 				addr := fmt.Sprintf("10.0.0.%d", i+1)
-				var p *pauseoverlay.Proc
+				var p *proto.Proc
 				var err error
 				switch how {
 				case "cold":

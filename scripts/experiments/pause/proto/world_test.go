@@ -1,4 +1,4 @@
-package pauseoverlay
+package proto
 
 import (
 	"context"
@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero"
+
+	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
 )
 
-// worldGo is the part of testMain (pause_test.go) that the World's tests
+// worldGo is the part of testMain (proto_test.go) that the World's tests
 // run: a sleeper (sleeps, timers, an fsync), and an echo server and its
 // client on the net overlay. Every line it prints carries the virtual time.
 const worldGo = `package main
@@ -164,7 +166,7 @@ func TestIdleNetworkWorld(t *testing.T) {
 	// run runs the world, each guest booted or, from snaps, restored: into
 	// the instances of reuse if there are, else new ones. It keeps the
 	// instances in reuse.
-	run := func(snaps map[string]*Snapshot, reuse map[string]*Proc) string {
+	run := func(snaps map[string]*pauseoverlay.Snapshot, reuse map[string]*Proc) string {
 		w := NewWorld()
 		var procs []*Proc
 		for i, args := range guests {
@@ -219,7 +221,7 @@ func TestIdleNetworkWorld(t *testing.T) {
 
 	// Every guest restored from a snapshot taken before its main: the same
 	// world, the same output.
-	snaps := map[string]*Snapshot{}
+	snaps := map[string]*pauseoverlay.Snapshot{}
 	boot := NewWorld()
 	boot.PauseAtMain = true
 	for _, args := range guests {

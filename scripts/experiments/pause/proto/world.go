@@ -1,4 +1,4 @@
-package pauseoverlay
+package proto
 
 import (
 	"bytes"
@@ -16,10 +16,11 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/seedfall/seedfall/engine/errno"
+	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
 )
 
 // World is a toy world in which one host goroutine runs every guest: the
-// shape the engine's loop takes once guests pause when idle (Options.Idle).
+// shape the engine's loop takes once guests pause when idle (pauseoverlay.Options.Idle).
 // Each guest runs until it pauses or exits; the loop then resumes, in a
 // fixed order, every guest one of whose subscriptions is due, and when none
 // is, moves the virtual clock to the earliest moment one will be. There is
@@ -122,7 +123,7 @@ func procOf(ctx context.Context) *Proc {
 // world or another), back to s (Program.Reset: under a context from
 // WithCOW, in place) and runs it in the world as SpawnFrom does: a restart
 // that makes no new instance.
-func (w *World) SpawnReset(ctx context.Context, prog *Program, s *Snapshot, prev *Proc, addr, name string) (*Proc, error) {
+func (w *World) SpawnReset(ctx context.Context, prog *Program, s *pauseoverlay.Snapshot, prev *Proc, addr, name string) (*Proc, error) {
 	if !prev.Exited {
 		return nil, fmt.Errorf("pause world: %s has not exited: its instance is in use", prev.Name)
 	}
@@ -153,7 +154,7 @@ func (w *World) Spawn(ctx context.Context, r wazero.Runtime, prog *Program, cfg 
 // SpawnFrom restores a guest from s, a snapshot of prog paused before
 // main.main (the guest has the snapshot's arguments), and runs it until it
 // first pauses or exits. name is for messages.
-func (w *World) SpawnFrom(ctx context.Context, r wazero.Runtime, prog *Program, s *Snapshot, cfg wazero.ModuleConfig, addr, name string) (*Proc, error) {
+func (w *World) SpawnFrom(ctx context.Context, r wazero.Runtime, prog *Program, s *pauseoverlay.Snapshot, cfg wazero.ModuleConfig, addr, name string) (*Proc, error) {
 	p, cfg := w.newProc(ctx, prog, cfg, addr, name)
 	m, err := prog.Restore(p.ctx, r, s, cfg)
 	if err != nil {
@@ -187,7 +188,7 @@ func (w *World) newProc(ctx context.Context, prog *Program, cfg wazero.ModuleCon
 // (wazero makes a call stack for each).
 func (p *Proc) resume() error {
 	if p.resumeFn == nil {
-		f, err := ResumeFunc(p.M)
+		f, err := pauseoverlay.ResumeFunc(p.M)
 		if err != nil {
 			return err
 		}

@@ -1,18 +1,20 @@
 //go:build !linux
 
-package pauseoverlay
+package proto
 
 import (
 	"errors"
 
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
 )
 
 // COW maps snapshots copy-on-write; only on Linux.
-type COW struct{ snap *Snapshot }
+type COW struct{ snap *pauseoverlay.Snapshot }
 
 // NewCOW fails outside Linux: restores copy the snapshot instead.
-func NewCOW(s *Snapshot, dir string) (*COW, error) {
+func NewCOW(s *pauseoverlay.Snapshot, dir string) (*COW, error) {
 	return nil, errors.New("pause: copy-on-write snapshots need Linux")
 }
 

@@ -1,4 +1,4 @@
-package pauseoverlay
+package proto
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package pauseoverlay
+package proto
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
 )
 
 // COW is a snapshot's memory in an unlinked file in /dev/shm (tmpfs),
@@ -19,7 +21,7 @@ import (
 // pages the instance dirtied (madvise MADV_DONTNEED, after which a private
 // file mapping reads the file again and anonymous pages read zero).
 type COW struct {
-	snap *Snapshot
+	snap *pauseoverlay.Snapshot
 	file *os.File
 
 	mu   sync.Mutex
@@ -33,7 +35,7 @@ const reserve = 4 << 30
 
 // NewCOW writes s's memory to an unlinked file in dir ("" for /dev/shm,
 // whose pages are memory). Close it when no instance uses it.
-func NewCOW(s *Snapshot, dir string) (*COW, error) {
+func NewCOW(s *pauseoverlay.Snapshot, dir string) (*COW, error) {
 	if len(s.Memory)%os.Getpagesize() != 0 {
 		return nil, fmt.Errorf("pause: a snapshot of %d bytes is not whole pages", len(s.Memory))
 	}
