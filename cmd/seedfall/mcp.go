@@ -604,7 +604,16 @@ func toolLogs(c *toolCall, in logsIn) (any, error) {
 	if err := l.print(&c.text); err != nil {
 		return nil, err
 	}
-	return l.report(), nil
+	// The lines are capped as the text is, at mcpMaxText: the last that
+	// fit are kept, and total_lines still counts them all.
+	rep, size := l.report(), 0
+	for i := len(rep.Lines) - 1; i >= 0; i-- {
+		if size += len(rep.Lines[i]) + 1; size > mcpMaxText {
+			rep.Lines = rep.Lines[i+1:]
+			break
+		}
+	}
+	return rep, nil
 }
 
 func toolFaults(c *toolCall, in faultsIn) (any, error) {
