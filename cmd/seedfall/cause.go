@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,9 +21,9 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("cause", stderr)
 	cfg := worldFlags(fs)
 	sa := seedFlags(fs, "explain")
-	moments := fs.Int("moments", 16, "moments to fork the run at, evenly spread, before refining")
-	branches := fs.Int("branches", 8, "forks per moment")
-	parallel := fs.Int("parallel", 2, "runs at once")
+	moments := fs.Int("moments", causeDefaults.Moments, "moments to fork the run at, evenly spread, before refining")
+	branches := fs.Int("branches", causeDefaults.Branches, "forks per moment")
+	parallel := fs.Int("parallel", causeDefaults.Parallel, "runs at once")
 	all := fs.Bool("all", false, "run every fork of every moment of the scan, and of each moment tried after it: the full table, at several times the runs")
 	checkpoints := fs.Bool("checkpoints", false, "run the seed once more with a checkpoint at every moment of the scan, and start each fork from the latest before its moment: the same answer; it pays only for many late forks")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
@@ -37,7 +38,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	// Ctrl-C stops the forks in flight; what the moments the finished
 	// ones decided establish is printed.
-	ctx, stop := onInterrupt(callContext(stderr), stderr)
+	ctx, stop := onInterrupt(context.Background(), stderr)
 	defer stop()
 	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {
@@ -45,76 +46,106 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	worldsAtOnce(*parallel) // after Prepare, which compiles programs side by side
 	defer s.close()
-	seed := sa.seed
 	opt := cause.Options{Moments: *moments, Branches: *branches, Parallel: *parallel, Exhaustive: *all, Checkpoints: *checkpoints}
 	if isTerminal(stderr) {
 		opt.Progress = func(done, most int) {
 			fmt.Fprintf(stderr, "\r\033[Kforking: %d runs, at most %d", done, most)
 		}
 	}
-	res, err := cause.Find(ctx, s.p, *seed, sch, opt)
+	res, err := findCause(ctx, s, *sa.seed, sch, opt)
 	if isTerminal(stderr) {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if err != nil {
-		if interrupted(ctx) {
-			return fmt.Errorf("%w before seed %d's run finished: nothing established", errInterrupted, *seed)
-		}
 		return err
 	}
-	f := res.Failure
-	// The verdict: the seed fails, or Ctrl-C stopped the search.
-	verdict := errFailed
-	if res.Interrupted {
-		verdict = errInterrupted
-	}
 	if *asJSON {
-		type moment struct {
-			AtNs    int64  `json:"at_ns"`
-			Failed  int    `json:"failed"`
-			Runs    int    `json:"runs"`
-			Verdict string `json:"verdict"`
-		}
-		out := struct {
-			Failure      jsonResult     `json:"failure"`
-			Moments      []moment       `json:"moments"`
-			AfterNs      int64          `json:"after_ns"`
-			InevitableNs int64          `json:"inevitable_ns"`
-			Faults       []faults.Fault `json:"faults"`
-			Events       []string       `json:"events"`
-			Runs         int            `json:"runs"`
-			Steps        uint64         `json:"steps"`
-			Interrupted  bool           `json:"interrupted,omitempty"`
-		}{Failure: newJSONResult(f, from), AfterNs: int64(res.After), InevitableNs: int64(res.Inevitable), Faults: res.Faults,
-			Runs: res.Runs, Steps: res.Steps, Interrupted: res.Interrupted}
-		for _, m := range res.Moments {
-			out.Moments = append(out.Moments, moment{int64(m.At), m.Failed, m.Runs, m.Verdict.String()})
-		}
-		if out.Faults == nil {
-			out.Faults = []faults.Fault{}
-		}
-		out.Events = []string{}
-		for _, l := range res.Events {
-			out.Events = append(out.Events, strings.TrimSpace(l.String()))
-		}
-		b, err := json.Marshal(out)
+		b, err := json.Marshal(newCauseReport(res, from))
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s\n", b)
-		return verdict
-	}
-	if from != "" {
-		fmt.Fprintf(stdout, "seed %d, %s from %s\n", *seed, plural(len(sch.Faults), "fault"), from)
-	}
-	fmt.Fprintf(stdout, "seed %d fails at %s: %s: %s\n", *seed, simTime(f.SimNs), f.Class, f.Reason)
-	if *all {
-		fmt.Fprintf(stdout, "forked %s at %s, each keeping the faults before its moment and re-keying every stream from it:\n",
-			plural(*branches, "way"), plural(len(res.Moments), "moment"))
 	} else {
-		fmt.Fprintf(stdout, "forked up to %s at %s, each keeping the faults before its moment and re-keying every stream from it;\n",
-			plural(*branches, "way"), plural(len(res.Moments), "moment"))
-		fmt.Fprintf(stdout, "bisected on each moment's first fork (the faults' edges, then the scan, then halving), then ran the two ends' forks until they decided them (-all: every fork of every moment):\n")
+		s.printCause(stdout, *sa.seed, sch, from, opt, res)
+	}
+	return causeVerdict(res)
+}
+
+// causeDefaults are cause's flags' defaults, which seedfall_cause uses.
+var causeDefaults = cause.Options{Moments: 16, Branches: 8, Parallel: 2}
+
+// findCause is cause.Find, with an error that says so when Ctrl-C stopped
+// the seed's first run.
+func findCause(ctx context.Context, s *session, seed uint64, sch *faults.Schedule, opt cause.Options) (*cause.Result, error) {
+	res, err := cause.Find(ctx, s.p, seed, sch, opt)
+	if err != nil && interrupted(ctx) {
+		return nil, fmt.Errorf("%w before seed %d's run finished: nothing established", errInterrupted, seed)
+	}
+	return res, err
+}
+
+// causeVerdict is the command's outcome as an error: the seed fails, or
+// Ctrl-C stopped the search.
+func causeVerdict(res *cause.Result) error {
+	if res.Interrupted {
+		return errInterrupted
+	}
+	return errFailed
+}
+
+// causeReport is cause -json's object, and seedfall_cause's structured
+// result.
+type causeReport struct {
+	Failure      jsonResult     `json:"failure"`
+	Moments      []causeMoment  `json:"moments"`
+	AfterNs      int64          `json:"after_ns"`
+	InevitableNs int64          `json:"inevitable_ns"`
+	Faults       []faults.Fault `json:"faults"`
+	Events       []string       `json:"events"`
+	Runs         int            `json:"runs"`
+	Steps        uint64         `json:"steps"`
+	Interrupted  bool           `json:"interrupted,omitempty"`
+}
+
+type causeMoment struct {
+	AtNs    int64  `json:"at_ns"`
+	Failed  int    `json:"failed"`
+	Runs    int    `json:"runs"`
+	Verdict string `json:"verdict"`
+}
+
+func newCauseReport(res *cause.Result, from string) causeReport {
+	out := causeReport{Failure: newJSONResult(res.Failure, from), AfterNs: int64(res.After), InevitableNs: int64(res.Inevitable), Faults: res.Faults,
+		Runs: res.Runs, Steps: res.Steps, Interrupted: res.Interrupted}
+	for _, m := range res.Moments {
+		out.Moments = append(out.Moments, causeMoment{int64(m.At), m.Failed, m.Runs, m.Verdict.String()})
+	}
+	if out.Faults == nil {
+		out.Faults = []faults.Fault{}
+	}
+	out.Events = []string{}
+	for _, l := range res.Events {
+		out.Events = append(out.Events, strings.TrimSpace(l.String()))
+	}
+	return out
+}
+
+// printCause writes cause's table for a person: the moments forked, when
+// the failure became inevitable, what happened just before, and the
+// debug command that shows the world at both ends.
+func (s *session) printCause(w io.Writer, seed uint64, sch *faults.Schedule, from string, opt cause.Options, res *cause.Result) {
+	f := res.Failure
+	if from != "" {
+		fmt.Fprintf(w, "seed %d, %s from %s\n", seed, plural(len(sch.Faults), "fault"), from)
+	}
+	fmt.Fprintf(w, "seed %d fails at %s: %s: %s\n", seed, simTime(f.SimNs), f.Class, f.Reason)
+	if opt.Exhaustive {
+		fmt.Fprintf(w, "forked %s at %s, each keeping the faults before its moment and re-keying every stream from it:\n",
+			plural(opt.Branches, "way"), plural(len(res.Moments), "moment"))
+	} else {
+		fmt.Fprintf(w, "forked up to %s at %s, each keeping the faults before its moment and re-keying every stream from it;\n",
+			plural(opt.Branches, "way"), plural(len(res.Moments), "moment"))
+		fmt.Fprintf(w, "bisected on each moment's first fork (the faults' edges, then the scan, then halving), then ran the two ends' forks until they decided them (-all: every fork of every moment):\n")
 	}
 	for _, m := range res.Moments {
 		bar := strings.Repeat("#", m.Failed) + strings.Repeat(".", m.Runs-m.Failed)
@@ -124,42 +155,41 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 			note = "  (interrupted: undecided)"
 		case m.Verdict == cause.Undecided:
 			note = "  (its first fork only: the search went past it)"
-		case m.Runs < *branches:
-			note = fmt.Sprintf("  (%d of %d forks decided it: %s)", m.Runs, *branches, m.Verdict)
+		case m.Runs < opt.Branches:
+			note = fmt.Sprintf("  (%d of %d forks decided it: %s)", m.Runs, opt.Branches, m.Verdict)
 		}
-		fmt.Fprintf(stdout, "  %14v  %-*s  %d/%d still fail%s\n", m.At, *branches, bar, m.Failed, m.Runs, note)
+		fmt.Fprintf(w, "  %14v  %-*s  %d/%d still fail%s\n", m.At, opt.Branches, bar, m.Failed, m.Runs, note)
 	}
 	if res.Interrupted {
-		fmt.Fprintf(stdout, "interrupted after %s; what the decided moments establish:\n", plural(res.Runs, "run"))
+		fmt.Fprintf(w, "interrupted after %s; what the decided moments establish:\n", plural(res.Runs, "run"))
 	}
 	if res.Inevitable == 0 {
-		fmt.Fprintf(stdout, "the failure was inevitable from the start: forks without any fault still fail\n")
+		fmt.Fprintf(w, "the failure was inevitable from the start: forks without any fault still fail\n")
 	} else {
-		fmt.Fprintf(stdout, "the failure became inevitable between %v and %v\n", res.After, res.Inevitable)
+		fmt.Fprintf(w, "the failure became inevitable between %v and %v\n", res.After, res.Inevitable)
 	}
 	if len(res.Faults) > 0 {
-		fmt.Fprintln(stdout, "faults in that interval:")
+		fmt.Fprintln(w, "faults in that interval:")
 		for _, fl := range res.Faults {
-			fmt.Fprintln(stdout, "  "+faults.Describe(fl))
+			fmt.Fprintln(w, "  "+faults.Describe(fl))
 		}
 	}
 	if len(res.Events) > 0 {
-		fmt.Fprintln(stdout, "events in that interval:")
+		fmt.Fprintln(w, "events in that interval:")
 		for _, l := range tailLines(res.Events, "", 10) {
-			fmt.Fprintln(stdout, "  "+l.String())
+			fmt.Fprintln(w, "  "+l.String())
 		}
 	}
 	// The world its forks start from at each end: where the failure can
 	// still be avoided (before what was due at After), and where it cannot.
-	debug := fmt.Sprintf("seedfall debug %s -seed %d", s.args, *seed)
-	if from != "" && !samePath(from, s.schedulePath(*seed)) {
+	debug := fmt.Sprintf("seedfall debug %s -seed %d", s.args, seed)
+	if from != "" && !samePath(from, s.schedulePath(seed)) {
 		debug += " -faults " + shellQuote(from) // the schedule it explained
 	}
 	if res.After > 0 {
 		debug += fmt.Sprintf(" -at %v", res.After-1)
 	}
-	fmt.Fprintf(stdout, "%s in all, %s; the world at both ends: %s -at %v\n", plural(res.Runs, "run"), cost(res), debug, res.Inevitable)
-	return verdict
+	fmt.Fprintf(w, "%s in all, %s; the world at both ends: %s -at %v\n", plural(res.Runs, "run"), cost(res), debug, res.Inevitable)
 }
 
 // cost says what the forks cost in runs of the seed: their scheduler

@@ -79,46 +79,47 @@ func shellQuote(s string) string { return engine.ShellQuote(s) }
 
 // session is a loaded, built world and the engine that runs it.
 type session struct {
-	cfg    string // -c as given, for messages
-	args   string // -c, -profile and -set as a command line, for printed commands
-	stderr io.Writer
+	cfg    string    // -c as given, for messages
+	args   string    // -c, -profile and -set as a command line, for printed commands
+	stderr io.Writer // notes: a damaged cache entry, a schedule kept
 	w      *world.World
 	e      *engine.Engine
 	p      *engine.Prepared
-	kept   bool // e belongs to seedfall mcp's session, not to this command
+	kept   bool // e belongs to the caller (seedfall mcp's session), not to this session
 }
 
-// engineKeeper is the stderr of a command that seedfall mcp runs for a
-// tool call: the worlds it opens are prepared in the session's engine,
-// which outlives the command, instead of a new one each time.
-type engineKeeper interface {
-	keptEngine(ctx context.Context) (*engine.Engine, error)
+// openOptions say where a session's notes go and which engine prepares
+// its world.
+type openOptions struct {
+	// stderr takes the notes, and the build's progress when the engine is
+	// the session's own.
+	stderr io.Writer
+	// engine prepares the world when not nil, and outlives the session:
+	// seedfall mcp keeps one for every call, so that a world opened again
+	// costs only the hashing of its programs. nil: a new engine, closed
+	// with the session.
+	engine *engine.Engine
 }
 
-// callContext is the context of the tool call a command runs for, when
-// stderr is seedfall mcp's: the client cancels it. Else it is Background.
-func callContext(stderr io.Writer) context.Context {
-	if c, ok := stderr.(interface{ callContext() context.Context }); ok {
-		return c.callContext()
-	}
-	return context.Background()
-}
-
+// open loads and prepares a world in an engine of its own, with notes and
+// progress on stderr, as a command of the command line does.
 func open(ctx context.Context, wa *worldArgs, stderr io.Writer) (*session, error) {
+	return openWith(ctx, wa, openOptions{stderr: stderr})
+}
+
+// openWith loads and prepares a world as o says.
+func openWith(ctx context.Context, wa *worldArgs, o openOptions) (*session, error) {
+	stderr := o.stderr
 	w, err := wa.load()
 	if err != nil {
 		return nil, err
 	}
-	if k, ok := stderr.(engineKeeper); ok {
-		e, err := k.keptEngine(ctx)
+	if o.engine != nil {
+		p, err := o.engine.Prepare(ctx, w)
 		if err != nil {
 			return nil, err
 		}
-		p, err := e.Prepare(ctx, w)
-		if err != nil {
-			return nil, err
-		}
-		return &session{cfg: *wa.cfg, args: wa.String(), stderr: stderr, w: w, e: e, p: p, kept: true}, nil
+		return &session{cfg: *wa.cfg, args: wa.String(), stderr: stderr, w: w, e: o.engine, p: p, kept: true}, nil
 	}
 	progress := func(string) {}
 	logp := startLogProgress(stderr) // logprogress.go

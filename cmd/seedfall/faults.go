@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
@@ -69,85 +72,175 @@ func faultsCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Var((*shiftFlags)(&edits.Shift), "shift", "move fault N: by a signed duration (2=-50ms) if timed, by a signed count (1=+2) if it fires at an operation (repeatable)")
 	fs.Var((*addFlags)(&edits.Add), "add", `add a fault, such as {"at":"1s","kind":"pause","node":"server","until":"1.5s"} (repeatable)`)
 	out := fs.String("out", "", "write the result here (default: back to the file it came from)")
+	asJSON := fs.Bool("json", false, "print the schedule file as it now stands as JSON")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if !flagSet(fs, "seed") {
 		return fmt.Errorf("say which seed's schedule to list or edit: -seed N")
 	}
-	// Listing and editing need only the world; the engine is built only
-	// when the seed must run to draw its faults.
-	w, err := cfg.load()
+	r, err := editFaults(context.Background(), cfg, openOptions{stderr: stderr}, faultsOptions{seed: *seed, file: *faultsFile, edits: edits, out: *out})
 	if err != nil {
 		return err
 	}
-	s := &session{cfg: *cfg.cfg, args: cfg.String(), stderr: stderr, w: w}
-	sch, source, err := s.readSchedule(*faultsFile, *seed, *out != "")
-	if err != nil {
+	if *asJSON {
+		if r.check != nil {
+			return r.checkError()
+		}
+		rep, err := r.report()
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(rep)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
 	}
-	from := "from " + displayPath(source)
+	return r.print(stdout)
+}
+
+// faultsOptions say which schedule faults lists, how to edit it and where
+// to write it.
+type faultsOptions struct {
+	seed  uint64
+	file  string // the schedule to start from; "": the seed's own file, else the faults it draws
+	edits faults.Edits
+	out   string // where to write the result; "": back to the file it came from
+}
+
+// faultsResult is a seed's schedule as faults lists it, edited and
+// written as asked.
+type faultsResult struct {
+	seed     uint64
+	sch      *faults.Schedule
+	from     string        // where it came from: "from FILE", "drawn from the seed"
+	wrote    string        // the file it was written to, or ""
+	file     string        // the file that holds it now: the one written, else the one read
+	duration time.Duration // the world's, for a schedule that has none
+	replay   string        // the command that replays the seed with it
+	check    error         // the world's rules it breaks: then nothing was written
+}
+
+// editFaults reads a seed's schedule (drawing the seed's own faults, in
+// one run, when there is no file to start from), applies the edits, checks
+// the result against the world and writes it: back to where it came from,
+// or to o.out. Listing and editing need only the world; the engine is
+// built, or opt.engine used, only when the seed must run.
+func editFaults(ctx context.Context, wa *worldArgs, opt openOptions, o faultsOptions) (*faultsResult, error) {
+	w, err := wa.load()
+	if err != nil {
+		return nil, err
+	}
+	s := &session{cfg: *wa.cfg, args: wa.String(), stderr: opt.stderr, w: w}
+	sch, source, err := s.readSchedule(o.file, o.seed, o.out != "")
+	if err != nil {
+		return nil, err
+	}
+	r := &faultsResult{seed: o.seed, from: "from " + displayPath(source), duration: w.Duration}
 	drawn := sch == nil
 	if drawn {
-		if sch, err = s.drawSchedule(cfg, *seed); err != nil {
-			return err
+		if sch, err = s.drawSchedule(ctx, wa, opt, o.seed); err != nil {
+			return nil, err
 		}
-		from = "drawn from the seed"
+		r.from = "drawn from the seed"
 	}
-	edited := len(edits.Remove)+len(edits.Shift)+len(edits.Add) > 0
+	edited := len(o.edits.Remove)+len(o.edits.Shift)+len(o.edits.Add) > 0
 	if edited {
-		if sch, err = faults.Edit(sch, edits); err != nil {
-			return err
+		if sch, err = faults.Edit(sch, o.edits); err != nil {
+			return nil, err
 		}
 	}
+	r.sch = sch
 	target := ""
-	if edited || drawn || *out != "" {
-		target = source
-		if *out != "" {
-			target = *out
-		}
+	if edited || drawn || o.out != "" {
+		target = cmp.Or(o.out, source)
 	}
-
-	checkErr := faults.Check(sch, checkConfig(w))
-	header := fmt.Sprintf("seed %d, %s %s", *seed, plural(len(sch.Faults), "fault"), from)
-	if target != "" && checkErr == nil {
+	r.file = cmp.Or(target, source)
+	if r.check = faults.Check(sch, checkConfig(w)); target != "" && r.check == nil {
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-			return err
+			return nil, err
 		}
 		if err := sch.Save(target); err != nil {
-			return err
+			return nil, err
 		}
-		header += ", wrote " + displayPath(target)
+		r.wrote = target
 	}
-	fmt.Fprintln(stdout, header)
-	for i, f := range sch.Faults {
-		fmt.Fprintf(stdout, "  %-3d  %s\n", i+1, faults.Describe(f))
+	r.replay = s.replayCommand(o.seed)
+	if !samePath(r.file, s.schedulePath(o.seed)) {
+		r.replay += " -faults " + shellQuote(displayPath(r.file))
 	}
-	if checkErr != nil {
-		msg := checkErr.Error()
-		if n := strings.Count(msg, "\n") + 1; n > 1 {
-			return fmt.Errorf("%d rules broken, nothing written:\n  %s", n, strings.ReplaceAll(msg, "\n", "\n  "))
-		}
-		return fmt.Errorf("%s; nothing written", msg)
+	return r, nil
+}
+
+// print lists the schedule for a person. It returns the error of a
+// schedule that breaks the world's rules, after listing it.
+func (r *faultsResult) print(w io.Writer) error {
+	header := fmt.Sprintf("seed %d, %s %s", r.seed, plural(len(r.sch.Faults), "fault"), r.from)
+	if r.wrote != "" {
+		header += ", wrote " + displayPath(r.wrote)
 	}
-	if sch.Duration > 0 {
-		fmt.Fprintf(stdout, "duration %v\n", sch.Duration)
+	fmt.Fprintln(w, header)
+	for i, f := range r.sch.Faults {
+		fmt.Fprintf(w, "  %-3d  %s\n", i+1, faults.Describe(f))
+	}
+	if r.check != nil {
+		return r.checkError()
+	}
+	if r.sch.Duration > 0 {
+		fmt.Fprintf(w, "duration %v\n", r.sch.Duration)
 	} else {
-		fmt.Fprintf(stdout, "duration %v (the config's)\n", w.Duration)
+		fmt.Fprintf(w, "duration %v (the config's)\n", r.duration)
 	}
-	for _, b := range sch.Branches {
+	for _, b := range r.sch.Branches {
 		stream := "every stream"
 		if b.Stream != "" {
 			stream = "stream " + b.Stream
 		}
-		fmt.Fprintf(stdout, "branch at %v re-keys %s (key %d)\n", b.At, stream, b.Key)
+		fmt.Fprintf(w, "branch at %v re-keys %s (key %d)\n", b.At, stream, b.Key)
 	}
-	replay := s.replayCommand(*seed)
-	if file := cmp.Or(target, source); !samePath(file, s.schedulePath(*seed)) {
-		replay += " -faults " + shellQuote(displayPath(file))
-	}
-	fmt.Fprintf(stdout, "replay: %s\n", replay)
+	fmt.Fprintf(w, "replay: %s\n", r.replay)
 	return nil
+}
+
+// checkError says which of the world's rules the schedule breaks, and that
+// nothing was written.
+func (r *faultsResult) checkError() error {
+	msg := r.check.Error()
+	if n := strings.Count(msg, "\n") + 1; n > 1 {
+		return fmt.Errorf("%d rules broken, nothing written:\n  %s", n, strings.ReplaceAll(msg, "\n", "\n  "))
+	}
+	return fmt.Errorf("%s; nothing written", msg)
+}
+
+// faultsReport is faults -json's object, and seedfall_faults_edit's
+// structured result: the schedule file as it now stands.
+type faultsReport struct {
+	File     string          `json:"file"`
+	Faults   []string        `json:"fault_list"`
+	Schedule json.RawMessage `json:"schedule"`
+}
+
+// report reads back the file that holds the schedule now.
+func (r *faultsResult) report() (*faultsReport, error) {
+	return readScheduleReport(r.file)
+}
+
+func readScheduleReport(file string) (*faultsReport, error) {
+	b, err := faults.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	sch, err := faults.Parse(displayPath(file), b)
+	if err != nil {
+		return nil, err
+	}
+	rep := &faultsReport{File: displayPath(file), Faults: []string{}, Schedule: json.RawMessage(bytes.TrimSpace(b))}
+	for _, f := range sch.Faults {
+		rep.Faults = append(rep.Faults, faults.Describe(f))
+	}
+	return rep, nil
 }
 
 func samePath(a, b string) bool {
@@ -201,10 +294,10 @@ func (s *session) readSchedule(path string, seed uint64, hasOut bool) (*faults.S
 	return sch, path, nil
 }
 
-// drawSchedule runs the seed once for the faults it draws on its own.
-func (s *session) drawSchedule(wa *worldArgs, seed uint64) (*faults.Schedule, error) {
-	ctx := callContext(s.stderr)
-	full, err := open(ctx, wa, s.stderr)
+// drawSchedule runs the seed once for the faults it draws on its own, in
+// a session opened as opt says.
+func (s *session) drawSchedule(ctx context.Context, wa *worldArgs, opt openOptions, seed uint64) (*faults.Schedule, error) {
+	full, err := openWith(ctx, wa, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -19,14 +19,10 @@ var errInterrupted = errors.New("interrupted")
 // onInterrupt returns a context the first SIGINT or SIGTERM cancels, with
 // errInterrupted as its cause: the runs in flight stop within a moment,
 // and the command then shows what finished. A second signal exits at once
-// with status 130. stop restores the default handling.
-//
-// A command seedfall mcp runs for a tool call (stderr an engineKeeper) is
-// not the process's: it gets ctx as it is.
-func onInterrupt(ctx context.Context, stderr io.Writer) (_ context.Context, stop func()) {
-	if _, ok := stderr.(engineKeeper); ok {
-		return ctx, func() {}
-	}
+// with status 130. stop restores the default handling. Only the command
+// line's commands use it: seedfall mcp's calls run with the call's context,
+// which the client cancels.
+func onInterrupt(ctx context.Context, _ io.Writer) (_ context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)

@@ -31,8 +31,8 @@ type logProgress struct {
 }
 
 // logsProgress reports whether stderr is a file or pipe, not a terminal:
-// nothing else shows the user that a long step is under way. (A command
-// seedfall mcp runs has a stderr of its own, neither.)
+// nothing else shows the user that a long step is under way. (seedfall
+// mcp's calls keep their notes in a buffer, neither.)
 func logsProgress(stderr io.Writer) bool {
 	if v, ok := stderr.(visibleControls); ok {
 		stderr = v.f

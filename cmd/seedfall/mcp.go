@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -252,29 +253,35 @@ func addTool[In any](m *mcpServer, s *mcp.Server, name, verb, title, desc string
 	})
 }
 
-// toolCall is one call: what its commands print and what they write to
-// stderr. It is the stderr of the commands it runs, which makes open
-// (common.go) use the session's engine and the call's context.
+// toolCall is one call: its context, which the client cancels, the text
+// its result gives, and the notes its session writes (a schedule kept, a
+// damaged cache entry made again), which the result gives first.
 type toolCall struct {
 	ctx   context.Context
 	srv   *mcpServer
 	req   *mcp.CallToolRequest
 	world *worldArgs // set by use
 	text  bytes.Buffer
-
-	logMu sync.Mutex
-	logs  bytes.Buffer // notes the commands write to stderr
+	notes syncWriter
 }
 
-// Write takes what a command writes to stderr: notes, kept for the result.
-func (c *toolCall) Write(p []byte) (int, error) {
-	c.logMu.Lock()
-	defer c.logMu.Unlock()
-	return c.logs.Write(p)
+// syncWriter is a buffer that calls running side by side may write to.
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
 }
 
-func (c *toolCall) keptEngine(context.Context) (*engine.Engine, error) { return c.srv.engine() }
-func (c *toolCall) callContext() context.Context                       { return c.ctx }
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
 
 // result runs a tool and turns its outcome into a result. An error is a
 // result too, with the message the command line gives, after the notes
@@ -288,7 +295,7 @@ func (c *toolCall) result(verb string, run func() (any, error)) (res *mcp.CallTo
 	}()
 	structured, err = run()
 	var text []string
-	if notes := strings.TrimSpace(c.logs.String()); notes != "" {
+	if notes := strings.TrimSpace(c.notes.String()); notes != "" {
 		text = append(text, notes)
 	}
 	if err != nil && !errors.Is(err, errFailed) {
@@ -432,49 +439,36 @@ func (c *toolCall) use(w worldIn, schedule *string) error {
 	return nil
 }
 
-// open opens the call's world in the session's engine, and the schedule
-// to apply: nil means the seed's own faults, from names the file.
+// options are how the call opens its world: in the session's engine,
+// with its notes kept for the result.
+func (c *toolCall) options() (openOptions, error) {
+	e, err := c.srv.engine()
+	return openOptions{stderr: &c.notes, engine: e}, err
+}
+
+// session opens the call's world in the session's engine.
+func (c *toolCall) session() (*session, error) {
+	o, err := c.options()
+	if err != nil {
+		return nil, err
+	}
+	return openWith(c.ctx, c.world, o)
+}
+
+// open checks the call's paths, opens its world in the session's engine,
+// and reads the schedule to apply: nil means the seed's own faults, from
+// names the file.
 func (c *toolCall) open(in *seedIn) (s *session, sch *faults.Schedule, from string, err error) {
 	if err := c.use(in.worldIn, &in.Faults); err != nil {
 		return nil, nil, "", err
 	}
-	if s, err = open(c.ctx, c.world, c); err != nil {
+	if s, err = c.session(); err != nil {
 		return nil, nil, "", err
 	}
 	if sch, from, err = s.loadSchedule(in.Faults, in.Seed); err != nil {
 		return nil, nil, "", err
 	}
 	return s, sch, from, nil
-}
-
-// cli runs a command of the command line for the call, with its stdout
-// going to the call's text. A flag the command refused prints its usage
-// on stderr: that is dropped, since the error says what is wrong.
-func (c *toolCall) cli(run func([]string, io.Writer, io.Writer) error, in *seedIn, args ...string) error {
-	full := []string{"-c", *c.world.cfg, "-seed", strconv.FormatUint(in.Seed, 10)}
-	if in.Faults != "" {
-		full = append(full, "-faults", in.Faults)
-	}
-	if *c.world.profile != "" {
-		full = append(full, "-profile", *c.world.profile)
-	}
-	for _, s := range c.world.sets {
-		full = append(full, "-set", s)
-	}
-	err := run(append(full, args...), &c.text, c)
-	if err != nil && !errors.Is(err, errFailed) {
-		c.logMu.Lock()
-		var keep []string
-		for _, l := range strings.Split(c.logs.String(), "\n") {
-			if strings.HasPrefix(l, "note: ") {
-				keep = append(keep, l)
-			}
-		}
-		c.logs.Reset()
-		c.logs.WriteString(strings.Join(keep, "\n"))
-		c.logMu.Unlock()
-	}
-	return err
 }
 
 // runReport is seedfall_run's structured result.
@@ -511,7 +505,7 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 		parallel = defaultParallel()
 	}
 	parallel = min(parallel, maxParallel)
-	s, err := open(c.ctx, c.world, c)
+	s, err := c.session()
 	if err != nil {
 		return nil, err
 	}
@@ -541,18 +535,8 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 			rep.FailedSeeds = append(rep.FailedSeeds, res.Seed)
 		}
 		failed.add(res.Seed)
-		schedule, replay := "", s.replayCommand(res.Seed)
-		if path, err := s.saveSchedule(res); err != nil {
-			fmt.Fprintf(c, "seedfall: could not save the schedule of seed %d: %v\n", res.Seed, err)
-		} else {
-			schedule, replay = displayPath(path), s.replayWith(res.Seed, path)
-		}
-		if rep.Failed <= detailedFailures {
-			s.printVerdict(&c.text, res, replay)
-		} else {
-			// Past the first few, one line each keeps a long sweep readable.
-			fmt.Fprintf(&c.text, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)
-		}
+		schedule, replay, history := s.keepFailure(res) // run.go, as run does
+		printFailure(&c.text, res, rep.Failed, replay, history)
 		if rep.Failed > mcpDetailedFailures {
 			return
 		}
@@ -585,10 +569,7 @@ func toolReplay(c *toolCall, in replayIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := replayReport{jsonResult: newJSONResult(res, from), Faults: []string{}, LastLines: []string{}}
-	for _, f := range res.Schedule.Faults {
-		rep.Faults = append(rep.Faults, faults.Describe(f))
-	}
+	rep := replayReport{jsonResult: newJSONResult(res, from), Faults: describeFaults(res.Schedule.Faults), LastLines: []string{}}
 	s.printReplay(&c.text, res, sch, from)
 	lines := tailLines(res.Lines, "", in.Tail)
 	if len(lines) > 0 {
@@ -602,19 +583,37 @@ func toolReplay(c *toolCall, in replayIn) (any, error) {
 	return rep, nil
 }
 
-func toolLogs(c *toolCall, in logsIn) (any, error) {
-	if err := c.use(in.worldIn, &in.Faults); err != nil {
-		return nil, err
+// describeFaults is the faults as lists show them, one string each.
+func describeFaults(fs []faults.Fault) []string {
+	out := []string{}
+	for _, f := range fs {
+		out = append(out, faults.Describe(f))
 	}
-	return nil, c.cli(logsCmd, &in.seedIn, "-node", in.Node, "-tail", strconv.Itoa(in.Tail))
+	return out
 }
 
-// faultsReport is seedfall_faults_edit's structured result: the schedule
-// file as it now stands.
-type faultsReport struct {
-	File     string          `json:"file"`
-	Faults   []string        `json:"fault_list"`
-	Schedule json.RawMessage `json:"schedule"`
+func toolLogs(c *toolCall, in logsIn) (any, error) {
+	s, sch, from, err := c.open(&in.seedIn)
+	if err != nil {
+		return nil, err
+	}
+	l, err := seedLogs(c.ctx, s, logsOptions{seed: in.Seed, sch: sch, from: from, node: in.Node, tail: in.Tail}) // logs.go
+	if err != nil {
+		return nil, err
+	}
+	if err := l.print(&c.text); err != nil {
+		return nil, err
+	}
+	// The lines are capped as the text is, at mcpMaxText: the last that
+	// fit are kept, and total_lines still counts them all.
+	rep, size := l.report(), 0
+	for i := len(rep.Lines) - 1; i >= 0; i-- {
+		if size += len(rep.Lines[i]) + 1; size > mcpMaxText {
+			rep.Lines = rep.Lines[i+1:]
+			break
+		}
+	}
+	return rep, nil
 }
 
 func toolFaults(c *toolCall, in faultsIn) (any, error) {
@@ -625,89 +624,85 @@ func toolFaults(c *toolCall, in faultsIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var args []string
-	for _, n := range in.Remove {
-		args = append(args, "-remove", strconv.Itoa(n))
-	}
-	for _, sh := range in.Shift {
-		args = append(args, "-shift", sh)
+	// The edits as faults' flags read them, with their messages; the
+	// schema already refused positions below 1.
+	o := faultsOptions{seed: in.Seed, file: in.Faults, out: out, edits: faults.Edits{Remove: in.Remove}}
+	for _, v := range in.Shift {
+		if err := (*shiftFlags)(&o.edits.Shift).Set(v); err != nil {
+			return nil, fmt.Errorf("invalid value %q for flag -shift: %v", v, err)
+		}
 	}
 	for _, f := range in.Add {
 		var b bytes.Buffer
 		json.Compact(&b, f)
-		args = append(args, "-add", b.String())
+		if err := (*addFlags)(&o.edits.Add).Set(b.String()); err != nil {
+			return nil, fmt.Errorf("invalid value %q for flag -add: %v", b.String(), err)
+		}
 	}
-	if out != "" {
-		args = append(args, "-out", out)
-	}
-	if err := c.cli(faultsCmd, &in.seedIn, args...); err != nil {
+	opt, err := c.options()
+	if err != nil {
 		return nil, err
 	}
-	// The file the command read or wrote: -out, else -faults, else the
-	// seed's own file, which it wrote when the faults were drawn.
-	file := cmp.Or(out, in.Faults)
-	if file == "" {
-		w, err := c.world.load()
-		if err != nil {
-			return nil, err
-		}
-		file = (&session{w: w}).schedulePath(in.Seed)
+	r, err := editFaults(c.ctx, c.world, opt, o) // faults.go
+	if err != nil {
+		return nil, err
 	}
-	return readScheduleReport(file)
+	if err := r.print(&c.text); err != nil {
+		return nil, err
+	}
+	return r.report()
 }
 
-func readScheduleReport(file string) (*faultsReport, error) {
-	b, err := faults.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	sch, err := faults.Parse(displayPath(file), b)
-	if err != nil {
-		return nil, err
-	}
-	rep := &faultsReport{File: displayPath(file), Faults: []string{}, Schedule: json.RawMessage(bytes.TrimSpace(b))}
-	for _, f := range sch.Faults {
-		rep.Faults = append(rep.Faults, faults.Describe(f))
-	}
-	return rep, nil
+// shrinkReport is seedfall_shrink's structured result: shrink -json's
+// object, with the faults of the schedule it saved.
+type shrinkReport struct {
+	shrinkJSON
+	Faults []string `json:"fault_list"`
 }
 
 func toolShrink(c *toolCall, in shrinkIn) (any, error) {
 	if err := c.use(in.worldIn, &in.Faults); err != nil {
 		return nil, err
 	}
-	var args []string
+	budget := 2 * time.Minute
 	if in.Budget != "" {
-		args = append(args, "-budget", in.Budget)
-	}
-	err := c.cli(shrinkCmd, &in.seedIn, args...)
-	if !errors.Is(err, errFailed) {
-		return nil, err // a seed that passes has nothing to shrink: the text says so
-	}
-	w, lerr := c.world.load()
-	if lerr != nil {
-		return nil, err
-	}
-	// The file shrink wrote: its "wrote" line names it (another name than
-	// the seed's own file when that held a schedule shrink must keep).
-	file := (&session{w: w}).schedulePath(in.Seed)
-	for _, l := range strings.Split(c.text.String(), "\n") {
-		if p, ok := strings.CutPrefix(l, "wrote "); ok {
-			file = p
+		d, err := time.ParseDuration(in.Budget)
+		if err != nil {
+			return nil, fmt.Errorf("invalid value %q for flag -budget: parse error", in.Budget)
 		}
+		budget = d
 	}
-	rep, rerr := readScheduleReport(file)
-	if rerr != nil {
+	if err := checkBudget(budget); err != nil {
 		return nil, err
 	}
-	return rep, err
+	s, err := c.session()
+	if err != nil {
+		return nil, err
+	}
+	r, err := shrinkSeed(c.ctx, s, shrinkOptions{seed: in.Seed, file: in.Faults, budget: budget, parallel: runtime.NumCPU()}) // shrink.go
+	if err != nil {
+		return nil, err
+	}
+	r.print(&c.text)
+	rep := shrinkReport{shrinkJSON: r.report(), Faults: []string{}}
+	if r.sch != nil {
+		rep.Faults = describeFaults(r.sch.Faults)
+	}
+	return rep, nil
 }
 
 func toolCause(c *toolCall, in seedIn) (any, error) {
-	if err := c.use(in.worldIn, &in.Faults); err != nil {
+	s, sch, from, err := c.open(&in)
+	if err != nil {
 		return nil, err
 	}
-	return nil, c.cli(causeCmd, &in)
+	opt := causeDefaults
+	res, err := findCause(c.ctx, s, in.Seed, sch, opt) // cause.go
+	if err != nil {
+		return nil, err
+	}
+	s.printCause(&c.text, in.Seed, sch, from, opt, res)
+	return newCauseReport(res, from), nil
 }
 
 func toolDebug(c *toolCall, in debugIn) (any, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -511,5 +512,173 @@ func TestMCPDebugForks(t *testing.T) {
 		t.Errorf("no look forked")
 	} else {
 		t.Logf("%d of 8 looks at one moment forked", n)
+	}
+}
+
+// Each tool calls the function its command calls: its structured result
+// is what the command prints with -json for the same call, and its text
+// what the command prints without.
+func TestMCPMatchesJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a world")
+	}
+	t.Setenv("SEEDFALL_CACHE", sharedCache)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // the commands lower it, as they do in a process of their own
+	dir := copyWorld(t)
+	cfg := filepath.Join(dir, "seedfall.json")
+	m := &mcpServer{config: cfg, root: dir, log: io.Discard}
+	defer m.close()
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := m.server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// tool returns a tool's text and structured result, as JSON decodes it.
+	tool := func(name string, args map[string]any) (string, map[string]any) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("%s %v: %v", name, args, err)
+		}
+		text := ""
+		for _, c := range res.Content {
+			text += c.(*mcp.TextContent).Text
+		}
+		if res.IsError {
+			t.Fatalf("%s %v: %s", name, args, text)
+		}
+		b, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatal(err)
+		}
+		return text, got
+	}
+	// command returns what a command prints on stdout; a failing seed is
+	// no error.
+	command := func(run func([]string, io.Writer, io.Writer) error, args ...string) string {
+		t.Helper()
+		var out, errs bytes.Buffer
+		if err := run(append([]string{"-c", cfg, "-seed", "1"}, args...), &out, &errs); err != nil && err != errFailed {
+			t.Fatalf("%v: %v\n%s", args, err, errs.String())
+		}
+		return out.String()
+	}
+	// object decodes a -json line.
+	object := func(line string) map[string]any {
+		t.Helper()
+		var v map[string]any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		return v
+	}
+	// same reports whether every field of want is in got, the same, but
+	// for the real time a run took and the version -json names.
+	same := func(what string, got, want map[string]any) {
+		t.Helper()
+		for _, m := range []map[string]any{got, want} {
+			dropWallTime(m)
+		}
+		delete(want, "seedfall")
+		for k, v := range want {
+			if !reflect.DeepEqual(got[k], v) {
+				t.Errorf("%s: %q is %v as a tool's result, %v as -json", what, k, got[k], v)
+			}
+		}
+	}
+
+	// run: each failure of the result is the seed's run -json line.
+	_, run := tool("seedfall_run", map[string]any{"seeds": "1-3", "pinned": false})
+	lines := strings.Split(strings.TrimSpace(command(runCmd, "-seeds", "1-3", "-json", "-pinned=false")), "\n")
+	failures := run["failures"].([]any)
+	if len(lines) != 3 || len(failures) != 3 {
+		t.Fatalf("run: %d -json lines, %d failures", len(lines), len(failures))
+	}
+	for i, l := range lines {
+		same(fmt.Sprintf("run, seed %d", i+1), failures[i].(map[string]any), object(l))
+	}
+
+	// replay: the result is replay -json's object, with more.
+	_, replay := tool("seedfall_replay", map[string]any{"seed": 1})
+	same("replay", replay, object(command(replayCmd, "-json")))
+
+	// logs, of a program and of all, cut and not.
+	for _, tc := range []struct {
+		node string
+		tail int
+	}{{"server", 3}, {"", 0}} {
+		text, logs := tool("seedfall_logs", map[string]any{"seed": 1, "node": tc.node, "tail": tc.tail})
+		args := []string{"-node", tc.node, "-tail", strconv.Itoa(tc.tail)}
+		want := object(command(logsCmd, append(args, "-json")...))
+		same(fmt.Sprintf("logs %v", args), logs, want)
+		if len(logs) != len(want) {
+			t.Errorf("logs %v: the result has %d fields, -json %d", args, len(logs), len(want))
+		}
+		if cli := command(logsCmd, args...); text != cli {
+			t.Errorf("logs %v: the tool's text\n%s\nthe command's\n%s", args, text, cli)
+		}
+		if n := len(logs["lines"].([]any)); tc.tail > 0 && (n != tc.tail || logs["total_lines"].(float64) <= float64(n)) {
+			t.Errorf("logs %v: %d of %v lines", args, n, logs["total_lines"])
+		}
+	}
+
+	// faults: a list, then an edit written to a file of its own.
+	text, list := tool("seedfall_faults_edit", map[string]any{"seed": 1})
+	same("faults", list, object(command(faultsCmd, "-json")))
+	if cli := command(faultsCmd); text != cli {
+		t.Errorf("faults: the tool's text\n%s\nthe command's\n%s", text, cli)
+	}
+	one := filepath.Join(dir, "one.json")
+	_, edited := tool("seedfall_faults_edit", map[string]any{"seed": 1, "remove": []int{1}, "shift": []string{"2=+1ms"}, "out": one})
+	same("faults -remove", edited, object(command(faultsCmd, "-remove", "1", "-shift", "2=+1ms", "-out", one, "-json")))
+	if n := len(edited["fault_list"].([]any)); n != len(list["fault_list"].([]any))-1 || edited["file"] != one {
+		t.Errorf("faults -remove 1: %v", edited)
+	}
+
+	// shrink: the first shrink starts from the schedule run saved; later
+	// ones from the seed's own faults, which give the same file.
+	tool("seedfall_shrink", map[string]any{"seed": 1})
+	_, shrunk := tool("seedfall_shrink", map[string]any{"seed": 1})
+	same("shrink", shrunk, object(command(shrinkCmd, "-json")))
+	if shrunk["schedule"] != filepath.Join(dir, ".seedfall", "seed-1.faults.json") || len(shrunk["fault_list"].([]any)) != int(shrunk["faults"].(float64)) {
+		t.Errorf("shrink: %v", shrunk)
+	}
+
+	// cause, of the shrunk schedule.
+	_, cause := tool("seedfall_cause", map[string]any{"seed": 1})
+	want := object(command(causeCmd, "-json"))
+	same("cause", cause, want)
+	if len(cause) != len(want) || cause["moments"] == nil {
+		t.Errorf("cause: %v", cause)
+	}
+
+	// debug.
+	_, dbg := tool("seedfall_debug", map[string]any{"seed": 1, "at": "500ms"})
+	same("debug", dbg, object(command(debugCmd, "-at", "500ms", "-json")))
+}
+
+// dropWallTime deletes the real time a run took, wherever it is in v.
+func dropWallTime(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		delete(v, "wall_ns")
+		for _, x := range v {
+			dropWallTime(x)
+		}
+	case []any:
+		for _, x := range v {
+			dropWallTime(x)
+		}
 	}
 }

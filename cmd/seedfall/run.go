@@ -129,12 +129,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		defer func() { logp.seeds(o.passed+o.failed, size, o.failed) }()
 		oc := &seedOutcome{res: res, replay: s.replayCommand(res.Seed)}
 		if !res.Passed {
-			if path, err := s.saveSchedule(res); err != nil {
-				fmt.Fprintf(stderr, "seedfall: could not save the schedule of seed %d: %v\n", res.Seed, err)
-			} else {
-				oc.schedule, oc.replay = displayPath(path), s.replayWith(res.Seed, path)
-			}
-			oc.history = s.historyShown(res, oc.replay)
+			oc.schedule, oc.replay, oc.history = s.keepFailure(res)
 			if o.out != nil {
 				sch := *res.Schedule
 				sch.Config = s.configName()
@@ -169,3 +164,29 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 // detailedFailures is how many failing seeds of a sweep get their last
 // lines and replay command printed.
 const detailedFailures = 5
+
+// keepFailure is a sweep's work for a failing seed: it saves the seed's
+// schedule next to the world file, or says on the session's stderr why it
+// could not, and returns the file as -json names it ("" when not saved),
+// the command that replays the seed, and the page of its history that is
+// not linearizable, if one is drawn. run and seedfall_run both use it.
+func (s *session) keepFailure(res *engine.Result) (schedule, replay, history string) {
+	replay = s.replayCommand(res.Seed)
+	if path, err := s.saveSchedule(res); err != nil {
+		fmt.Fprintf(s.stderr, "seedfall: could not save the schedule of seed %d: %v\n", res.Seed, err)
+	} else {
+		schedule, replay = displayPath(path), s.replayWith(res.Seed, path)
+	}
+	return schedule, replay, s.historyShown(res, replay)
+}
+
+// printFailure prints the nth failing seed of a sweep: the first
+// detailedFailures with their last lines and the command that replays
+// them, the rest one line each, which keeps a long sweep readable.
+func printFailure(w io.Writer, res *engine.Result, nth int, replay, history string) {
+	if nth <= detailedFailures {
+		printVerdictWith(w, res, replay, history)
+		return
+	}
+	fmt.Fprintf(w, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)
+}
