@@ -8,6 +8,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine/cause"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/results"
 )
 
 func init() {
@@ -76,7 +77,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 			Verdict string `json:"verdict"`
 		}
 		out := struct {
-			Failure      jsonResult     `json:"failure"`
+			Failure      results.Line   `json:"failure"`
 			Moments      []moment       `json:"moments"`
 			AfterNs      int64          `json:"after_ns"`
 			InevitableNs int64          `json:"inevitable_ns"`
@@ -85,7 +86,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 			Runs         int            `json:"runs"`
 			Steps        uint64         `json:"steps"`
 			Interrupted  bool           `json:"interrupted,omitempty"`
-		}{Failure: newJSONResult(f, from), AfterNs: int64(res.After), InevitableNs: int64(res.Inevitable), Faults: res.Faults,
+		}{Failure: results.NewLine(f, from), AfterNs: int64(res.After), InevitableNs: int64(res.Inevitable), Faults: res.Faults,
 			Runs: res.Runs, Steps: res.Steps, Interrupted: res.Interrupted}
 		for _, m := range res.Moments {
 			out.Moments = append(out.Moments, moment{int64(m.At), m.Failed, m.Runs, m.Verdict.String()})

@@ -23,6 +23,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/results"
 )
 
 func init() {
@@ -489,7 +490,7 @@ type runReport struct {
 
 // seedFailure is a failing seed, with how to replay it.
 type seedFailure struct {
-	jsonResult
+	results.Line
 	Replay    string   `json:"replay"`
 	LastLines []string `json:"last_lines"`
 }
@@ -556,7 +557,7 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 		if rep.Failed > mcpDetailedFailures {
 			return
 		}
-		f := seedFailure{jsonResult: newJSONResult(res, schedule), Replay: replay, LastLines: []string{}}
+		f := seedFailure{Line: results.NewLine(res, schedule), Replay: replay, LastLines: []string{}}
 		for _, l := range failureLines(res, 8) {
 			f.LastLines = append(f.LastLines, l.String())
 		}
@@ -571,7 +572,7 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 
 // replayReport is seedfall_replay's structured result.
 type replayReport struct {
-	jsonResult
+	results.Line
 	Faults    []string `json:"fault_list"`
 	LastLines []string `json:"last_lines"`
 }
@@ -585,7 +586,7 @@ func toolReplay(c *toolCall, in replayIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := replayReport{jsonResult: newJSONResult(res, from), Faults: []string{}, LastLines: []string{}}
+	rep := replayReport{Line: results.NewLine(res, from), Faults: []string{}, LastLines: []string{}}
 	for _, f := range res.Schedule.Faults {
 		rep.Faults = append(rep.Faults, faults.Describe(f))
 	}

@@ -24,10 +24,10 @@ type JUnit struct {
 	wallNs   int64
 }
 
-// The XML, in the schema that Jenkins, GitLab and GitHub's JUnit actions
+// The XML (JUnitXML the document), in the schema that Jenkins, GitLab and GitHub's JUnit actions
 // read.
 type (
-	junitTestsuites struct {
+	JUnitXML struct {
 		XMLName  xml.Name        `xml:"testsuites"`
 		Name     string          `xml:"name,attr"`
 		Tests    int             `xml:"tests,attr"`
@@ -93,7 +93,7 @@ func (j *JUnit) Add(name string, rec *Record, replay, schedule string) {
 
 // Write writes the file whole, atomically.
 func (j *JUnit) Write(path string) error {
-	doc := junitTestsuites{Name: "seedfall", Tests: len(j.cases), Failures: j.failures, Time: seconds(j.wallNs),
+	doc := JUnitXML{Name: "seedfall", Tests: len(j.cases), Failures: j.failures, Time: seconds(j.wallNs),
 		Suites: []junitXMLSuite{{Name: j.name, Tests: len(j.cases), Failures: j.failures, Time: seconds(j.wallNs), Cases: j.cases}}}
 	b, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
