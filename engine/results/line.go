@@ -2,6 +2,9 @@ package results
 
 import (
 	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/seedfall/seedfall/engine"
 )
@@ -54,4 +57,37 @@ func Marshal(res *engine.Result, schedule, version string) []byte {
 	l.Seedfall = version
 	b, _ := json.Marshal(l)
 	return b
+}
+
+// LineJSONSchema is the JSON Schema of Line, inferred from the Go type and
+// titled with LineSchema: docs/result-line.schema.json, which a test keeps
+// equal to it.
+func LineJSONSchema() ([]byte, error) {
+	s, err := jsonschema.For[Line](nil)
+	if err != nil {
+		return nil, err
+	}
+	openSchema(s)
+	s.Schema = "https://json-schema.org/draft/2020-12/schema"
+	s.Title = fmt.Sprintf("seedfall result line, schema %d", LineSchema)
+	s.Description = "One seed's result: a line of seedfall run -json and replay -json, and of results.jsonl in a results directory. " +
+		"Fields may be added within a schema version; a field removed, renamed or retyped bumps it."
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// openSchema lets s and the objects in it have fields past those it names: a
+// reader of one schema version reads lines that added fields.
+func openSchema(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	s.AdditionalProperties = nil
+	for _, p := range s.Properties {
+		openSchema(p)
+	}
+	openSchema(s.Items)
 }
