@@ -75,7 +75,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("%s: %v", filepath.Join(d.Path, results.PinnedFile), err)
 			}
 			printPinned(stdout, *asJSON, rec, &r.Line)
-			o.pinnedRun(rec, &r)
+			o.Pinned(rec, &r)
 			pinned++
 			if !r.Line.Passed {
 				pinnedFailing++

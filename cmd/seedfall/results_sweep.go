@@ -74,12 +74,6 @@ func (o *sweepOutput) seed(rec *results.Record) {
 	}
 }
 
-// pinnedRun adds a pinned regression's replay, which the caller printed
-// (printPinned).
-func (o *sweepOutput) pinnedRun(p results.PinnedRecord, rec *results.Record) {
-	o.Sweep.Pinned(p, rec)
-}
-
 // finish prints the summary, the coverage and the triage, and writes the
 // report, the JUnit file and the results directory's last files. elapsed
 // is the sweep's real time; stopped says Ctrl-C cut it short after ran of

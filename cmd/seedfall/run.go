@@ -109,7 +109,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if pinned {
-		if _, err = s.runPinnedEach(ctx, stdout, *asJSON, o.pinnedRun); err != nil {
+		if _, err = s.runPinnedEach(ctx, stdout, *asJSON, o.Pinned); err != nil {
 			if interrupted(ctx) {
 				fmt.Fprintf(stderr, "%s (while replaying the pinned regressions)\n", interruptedLine(0, size))
 				return errInterrupted

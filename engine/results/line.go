@@ -46,8 +46,12 @@ type Line struct {
 // NewLine is res's line, with schedule the saved schedule as the line
 // names it ("" for none). Seedfall is left for the caller to set.
 func NewLine(res *engine.Result, schedule string) Line {
+	n := 0
+	if res.Schedule != nil { // a result that drew no schedule has no faults
+		n = len(res.Schedule.Faults)
+	}
 	return Line{Seed: res.Seed, Passed: res.Passed, Class: res.Class, Reason: res.Reason, Node: res.Node,
-		SimNs: res.SimNs, WallNs: res.WallNs, Steps: res.Steps, Digest: res.Digest, Faults: len(res.Schedule.Faults), Schedule: schedule,
+		SimNs: res.SimNs, WallNs: res.WallNs, Steps: res.Steps, Digest: res.Digest, Faults: n, Schedule: schedule,
 		History: res.History, Properties: res.Properties, Mutant: res.Mutant.String(), Weakened: res.Weakened}
 }
 
