@@ -135,6 +135,7 @@ type LineRecord struct {
 	Text string `json:"text"`
 }
 
+// LinesRecord is lines as failures.jsonl keeps them.
 func LinesRecord(lines []trace.Line) []LineRecord {
 	out := make([]LineRecord, len(lines))
 	for i, l := range lines {
@@ -143,6 +144,7 @@ func LinesRecord(lines []trace.Line) []LineRecord {
 	return out
 }
 
+// TraceLines are the lines a failure record kept, as the run printed them.
 func (r *FailureRecord) TraceLines() []trace.Line {
 	if r == nil || len(r.Lines) == 0 {
 		return nil
@@ -254,9 +256,9 @@ func writeReplacing(path string, data []byte) error {
 	return os.Rename(tmp, path)
 }
 
-// seed adds one seed: its run -json line, and for a failing seed its
+// Seed adds one seed: its run -json line, and for a failing seed its
 // record, schedule and history page (any may be nil). The first error
-// stops the writing and is kept for done.
+// stops the writing and is kept for Finish.
 func (w *Writer) Seed(seed uint64, line []byte, fail *FailureRecord, schedule, history []byte) {
 	if w == nil || w.err != nil {
 		return
@@ -291,7 +293,7 @@ func (w *Writer) Seed(seed uint64, line []byte, fail *FailureRecord, schedule, h
 	}()
 }
 
-// pinnedRun adds a pinned regression's replay.
+// PinnedRun adds a pinned regression's replay.
 func (w *Writer) PinnedRun(rec PinnedRecord) {
 	if w == nil || w.err != nil {
 		return
@@ -303,7 +305,7 @@ func (w *Writer) PinnedRun(rec PinnedRecord) {
 	w.err = err
 }
 
-// writeJSON writes one of the directory's JSON files whole.
+// WriteJSON writes one of the directory's JSON files whole.
 func (w *Writer) WriteJSON(name string, v any) {
 	if w == nil || w.err != nil {
 		return
@@ -315,7 +317,7 @@ func (w *Writer) WriteJSON(name string, v any) {
 	w.err = err
 }
 
-// finish closes the files; with a mark, after syncing the lines, it writes
+// Finish closes the files; with a mark, after syncing the lines, it writes
 // complete.json. It returns the first error of the directory's writing.
 func (w *Writer) Finish(mark *CompleteMark) error {
 	if w == nil {
@@ -399,7 +401,7 @@ func ReadDir(path string) (*Dir, error) {
 	return d, err
 }
 
-// name is how messages call the directory: "shard 2 of 3 (DIR)", or DIR.
+// Name is how messages call the directory: "shard 2 of 3 (DIR)", or DIR.
 func (d *Dir) Name() string {
 	if sh := d.Meta.Shard; sh != nil {
 		return fmt.Sprintf("shard %d of %d (%s)", sh.Index, sh.Count, DisplayPath(d.Path))
@@ -478,6 +480,8 @@ type SeedReader struct {
 	files             bool // read each failing seed's schedule and history page, to copy them
 }
 
+// Seeds reads the directory's seeds in order; with files, each failing
+// seed's record holds its schedule and history page as files, to copy.
 func (d *Dir) Seeds(files bool) (*SeedReader, error) {
 	r := &SeedReader{d: d, files: files}
 	var err error
@@ -491,12 +495,13 @@ func (d *Dir) Seeds(files bool) (*SeedReader, error) {
 	return r, nil
 }
 
+// Close closes the directory's files.
 func (r *SeedReader) Close() {
 	r.results.close()
 	r.failures.close()
 }
 
-// next returns the next seed, or nil at the end of the whole lines.
+// Next returns the next seed, or nil at the end of the whole lines.
 func (r *SeedReader) Next() (*Record, error) {
 	line, err := r.results.next()
 	if err != nil || line == nil {

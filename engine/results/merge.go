@@ -192,7 +192,7 @@ func seedSpans(s engine.Seeds) [][2]uint64 {
 	return out
 }
 
-// seedsText is the merged seed list, as -seeds takes it.
+// SeedsText is the merged seed list, as -seeds takes it.
 func (set *Set) SeedsText() string {
 	var parts []string
 	for _, g := range set.groups {
@@ -201,7 +201,7 @@ func (set *Set) SeedsText() string {
 	return strings.Join(parts, ",")
 }
 
-// each hands over every seed the directories hold, in the order of each
+// Each hands over every seed the directories hold, in the order of each
 // group's list (seed i of a split list from shard i mod N + 1), group
 // after group.
 func (set *Set) Each(fn func(rec *Record)) error {
@@ -278,7 +278,7 @@ func (g *group) each(fn func(rec *Record), files bool) error {
 	return nil
 }
 
-// incomplete says, after each, which shards are missing or did not finish.
+// Incomplete says, after Each, which shards are missing or did not finish.
 func (set *Set) Incomplete() []string {
 	var out []string
 	for _, g := range set.groups {

@@ -77,7 +77,7 @@ type Findings struct {
 	index map[string]*Finding
 }
 
-// add counts one failing seed, or pinned regression.
+// Add counts one failing seed, or pinned regression.
 func (fs *Findings) Add(class, program, reason string, seed uint64, pinned bool) {
 	if fs == nil {
 		return
