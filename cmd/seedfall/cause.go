@@ -9,6 +9,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine/cause"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/results"
 )
 
 func init() {
@@ -96,7 +97,7 @@ func causeVerdict(res *cause.Result) error {
 // causeReport is cause -json's object, and seedfall_cause's structured
 // result.
 type causeReport struct {
-	Failure      jsonResult     `json:"failure"`
+	Failure      results.Line   `json:"failure"`
 	Moments      []causeMoment  `json:"moments"`
 	AfterNs      int64          `json:"after_ns"`
 	InevitableNs int64          `json:"inevitable_ns"`
@@ -115,7 +116,7 @@ type causeMoment struct {
 }
 
 func newCauseReport(res *cause.Result, from string) causeReport {
-	out := causeReport{Failure: newJSONResult(res.Failure, from), AfterNs: int64(res.After), InevitableNs: int64(res.Inevitable), Faults: res.Faults,
+	out := causeReport{Failure: results.NewLine(res.Failure, from), AfterNs: int64(res.After), InevitableNs: int64(res.Inevitable), Faults: res.Faults,
 		Runs: res.Runs, Steps: res.Steps, Interrupted: res.Interrupted}
 	for _, m := range res.Moments {
 		out.Moments = append(out.Moments, causeMoment{int64(m.At), m.Failed, m.Runs, m.Verdict.String()})

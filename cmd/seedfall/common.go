@@ -2,17 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/results"
 	"github.com/seedfall/seedfall/engine/trace"
 	"github.com/seedfall/seedfall/engine/world"
 	"github.com/seedfall/seedfall/starlark"
@@ -223,16 +222,7 @@ func (s *session) loadSchedule(path string, seed uint64) (*faults.Schedule, stri
 }
 
 // displayPath shortens a path under the working directory to a relative one.
-func displayPath(path string) string {
-	wd, err := os.Getwd()
-	if err != nil || !filepath.IsAbs(path) {
-		return path
-	}
-	if rel, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
-	}
-	return path
-}
+func displayPath(path string) string { return results.DisplayPath(path) }
 
 // parseSeeds reads -seeds: "7", "1-500" or "2-3,9".
 func parseSeeds(spec string) (engine.Seeds, error) {
@@ -280,7 +270,12 @@ func failureLines(res *engine.Result, n int) []trace.Line { return res.FailureLi
 
 // printVerdict prints one seed's outcome for a person.
 func (s *session) printVerdict(w io.Writer, res *engine.Result, replay string) {
-	printVerdictWith(w, res, replay, s.historyShown(res, replay))
+	printResult(w, res, replay, s.historyShown(res, replay))
+}
+
+// printResult is printVerdictWith for a run.
+func printResult(w io.Writer, res *engine.Result, replay, history string) {
+	printVerdictWith(w, results.NewRecord(res, "", ""), replay, history)
 }
 
 // historyShown is the page of res's history that is not linearizable, as a
@@ -297,14 +292,15 @@ func (s *session) historyShown(res *engine.Result, replay string) string {
 // printVerdictWith prints one seed's outcome for a person, with the
 // command that replays it and the page of its history that is not
 // linearizable, when they are not "".
-func printVerdictWith(w io.Writer, res *engine.Result, replay, history string) {
+func printVerdictWith(w io.Writer, rec *results.Record, replay, history string) {
+	res := &rec.Line
 	if res.Passed {
 		fmt.Fprintf(w, "PASS seed %d at t=%s (%s; %d scheduler steps, %s real)\n", res.Seed, simTime(res.SimNs), res.Reason, res.Steps, wallTime(res.WallNs))
 		return
 	}
 	fmt.Fprintf(w, "FAIL seed %d at t=%s (%d scheduler steps, %s real)\n", res.Seed, simTime(res.SimNs), res.Steps, wallTime(res.WallNs))
 	fmt.Fprintf(w, "  %s: %s\n", res.Class, res.Reason)
-	for _, l := range failureLines(res, 8) {
+	for _, l := range rec.FailureLines(8) {
 		fmt.Fprintf(w, "  %s\n", l.String())
 	}
 	if replay != "" {
@@ -319,45 +315,9 @@ func (s *session) replayCommand(seed uint64) string {
 	return fmt.Sprintf("seedfall replay %s -seed %d", s.args, seed)
 }
 
-type jsonResult struct {
-	Seed     uint64 `json:"seed"`
-	Passed   bool   `json:"passed"`
-	Class    string `json:"class"`
-	Reason   string `json:"reason"`
-	Node     string `json:"node,omitempty"`
-	SimNs    int64  `json:"sim_ns"`
-	WallNs   int64  `json:"wall_ns"`
-	Steps    uint64 `json:"steps"`
-	Digest   string `json:"digest"`
-	Faults   int    `json:"faults"`
-	Schedule string `json:"schedule,omitempty"`
-	// History: operations recorded with sim.Put, Get and Invoke, and the
-	// linearizability check's verdict.
-	History *engine.HistorySummary `json:"history,omitempty"`
-	// Properties: each sim assertion the run reached, with its counts.
-	Properties []engine.Property `json:"properties,omitempty"`
-	// Seedfall is the version that ran the seed (seedfall version): a
-	// digest is the same on any machine for the same version. Lines of
-	// run -json and replay -json carry it.
-	Seedfall string `json:"seedfall,omitempty"`
-	// Mutant is the mutant the seed ran under (replay -mutant), and
-	// Weakened how many calls it weakened.
-	Mutant   string `json:"mutant,omitempty"`
-	Weakened uint64 `json:"weakened,omitempty"`
-}
-
-func newJSONResult(res *engine.Result, schedule string) jsonResult {
-	return jsonResult{Seed: res.Seed, Passed: res.Passed, Class: res.Class, Reason: res.Reason, Node: res.Node,
-		SimNs: res.SimNs, WallNs: res.WallNs, Steps: res.Steps, Digest: res.Digest, Faults: len(res.Schedule.Faults), Schedule: schedule,
-		History: res.History, Properties: res.Properties, Mutant: res.Mutant.String(), Weakened: res.Weakened}
-}
-
-// jsonLine is a seed's run -json object.
+// jsonLine is a seed's run -json object (results.Line).
 func jsonLine(res *engine.Result, schedule string) []byte {
-	r := newJSONResult(res, schedule)
-	r.Seedfall = seedfallVersion()
-	b, _ := json.Marshal(r)
-	return b
+	return results.Marshal(res, schedule, seedfallVersion())
 }
 
 func writeJSON(w io.Writer, res *engine.Result, schedule string) {

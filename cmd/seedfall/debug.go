@@ -10,6 +10,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/results"
 )
 
 func init() {
@@ -78,7 +79,7 @@ func debugCmd(args []string, stdout, stderr io.Writer) error {
 // last moment.
 type debugReport struct {
 	Seed   uint64          `json:"seed"`
-	Ended  *jsonResult     `json:"ended,omitempty"`
+	Ended  *results.Line   `json:"ended,omitempty"`
 	State  *engine.State   `json:"state"`
 	States []*engine.State `json:"states,omitempty"`
 	Faults []faults.Fault  `json:"faults"`
@@ -90,7 +91,7 @@ func newDebugReport(res *engine.Result, from string) debugReport {
 		rep.Faults = []faults.Fault{}
 	}
 	if stoppedBefore(res) {
-		j := newJSONResult(res, from)
+		j := results.NewLine(res, from)
 		rep.Ended = &j
 	}
 	return rep

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/results"
 	"github.com/seedfall/seedfall/engine/trace"
 )
 
@@ -106,13 +107,13 @@ func (l *logsResult) print(stdout io.Writer) error {
 // logsReport is logs -json's object, and seedfall_logs's structured result:
 // the run as replay -json gives it, and the lines logs prints.
 type logsReport struct {
-	jsonResult
+	results.Line
 	Lines      []string `json:"lines"`
 	TotalLines int      `json:"total_lines"` // before the tail: more than lines when it cut some
 }
 
 func (l *logsResult) report() logsReport {
-	rep := logsReport{jsonResult: newJSONResult(l.res, l.from), Lines: []string{}, TotalLines: l.total}
+	rep := logsReport{Line: results.NewLine(l.res, l.from), Lines: []string{}, TotalLines: l.total}
 	for _, line := range l.lines {
 		if l.node == "" || line.Node == l.node || line.Gap() { // as trace.Write shows them
 			rep.Lines = append(rep.Lines, line.String())

@@ -24,6 +24,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/results"
 )
 
 func init() {
@@ -483,7 +484,7 @@ type runReport struct {
 
 // seedFailure is a failing seed, with how to replay it.
 type seedFailure struct {
-	jsonResult
+	results.Line
 	Replay    string   `json:"replay"`
 	LastLines []string `json:"last_lines"`
 }
@@ -540,7 +541,7 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 		if rep.Failed > mcpDetailedFailures {
 			return
 		}
-		f := seedFailure{jsonResult: newJSONResult(res, schedule), Replay: replay, LastLines: []string{}}
+		f := seedFailure{Line: results.NewLine(res, schedule), Replay: replay, LastLines: []string{}}
 		for _, l := range failureLines(res, 8) {
 			f.LastLines = append(f.LastLines, l.String())
 		}
@@ -555,7 +556,7 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 
 // replayReport is seedfall_replay's structured result.
 type replayReport struct {
-	jsonResult
+	results.Line
 	Faults    []string `json:"fault_list"`
 	LastLines []string `json:"last_lines"`
 }
@@ -569,7 +570,7 @@ func toolReplay(c *toolCall, in replayIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := replayReport{jsonResult: newJSONResult(res, from), Faults: describeFaults(res.Schedule.Faults), LastLines: []string{}}
+	rep := replayReport{Line: results.NewLine(res, from), Faults: describeFaults(res.Schedule.Faults), LastLines: []string{}}
 	s.printReplay(&c.text, res, sch, from)
 	lines := tailLines(res.Lines, "", in.Tail)
 	if len(lines) > 0 {

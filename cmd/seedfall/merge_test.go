@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seedfall/seedfall/engine/results"
 )
 
 // The tests here run the seedfall command (the test binary, which
@@ -70,14 +72,14 @@ func bankWorld(t *testing.T) string {
 }
 
 // jsonLines are the per-seed objects of run -json output, by seed.
-func jsonLines(t *testing.T, out string) map[uint64]jsonResult {
+func jsonLines(t *testing.T, out string) map[uint64]results.Line {
 	t.Helper()
-	m := map[uint64]jsonResult{}
+	m := map[uint64]results.Line{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		if !strings.HasPrefix(l, `{"seed":`) {
 			continue
 		}
-		var r jsonResult
+		var r results.Line
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("%q: %v", l, err)
 		}
@@ -114,7 +116,7 @@ func TestShardsMergeToTheSweep(t *testing.T) {
 			if len(wholeJSON) != w.seeds {
 				t.Fatalf("the whole sweep ran %d seeds, want %d", len(wholeJSON), w.seeds)
 			}
-			union := map[uint64]jsonResult{}
+			union := map[uint64]results.Line{}
 			for k := 1; k <= 3; k++ {
 				out, _, _ := sf(t, dir, run("-json", "-shard", fmt.Sprintf("%d/3", k), "-out", filepath.Join(res, "shards"))...)
 				for seed, r := range jsonLines(t, out) {
@@ -161,7 +163,7 @@ func TestShardsMergeToTheSweep(t *testing.T) {
 			for _, r := range wholeJSON {
 				if !r.Passed {
 					failed++
-					if _, err := os.Stat(filepath.Join(res, "union", resultsSchedulesDir, fmt.Sprintf("seed-%d.faults.json", r.Seed))); err != nil {
+					if _, err := os.Stat(filepath.Join(res, "union", results.SchedulesDir, fmt.Sprintf("seed-%d.faults.json", r.Seed))); err != nil {
 						t.Errorf("merge -out: %v", err)
 					}
 				}
@@ -210,15 +212,15 @@ func TestMergeIncompleteShard(t *testing.T) {
 	// As a kill leaves it: the first line whole, the second cut, no
 	// complete.json.
 	shard2 := filepath.Join(res, "shard-2-of-3")
-	lines, err := os.ReadFile(filepath.Join(shard2, resultsLinesFile))
+	lines, err := os.ReadFile(filepath.Join(shard2, results.LinesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	first := bytes.IndexByte(lines, '\n') + 1
-	if err := os.WriteFile(filepath.Join(shard2, resultsLinesFile), lines[:first+30], 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(shard2, results.LinesFile), lines[:first+30], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(shard2, resultsCompleteFile)); err != nil {
+	if err := os.Remove(filepath.Join(shard2, results.CompleteFile)); err != nil {
 		t.Fatal(err)
 	}
 	out, errOut, code := sf(t, dir, "merge", "-json", res)
@@ -265,7 +267,7 @@ func TestJUnit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var doc junitTestsuites
+		var doc results.JUnitXML
 		if err := xml.Unmarshal(b, &doc); err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
@@ -299,7 +301,7 @@ func TestResultsDeterministic(t *testing.T) {
 	for i := range lines {
 		out := filepath.Join(res, fmt.Sprint(i))
 		sf(t, dir, "run", "-c", "kvlog/seedfall.json", "-seeds", "3-4", "-out", out)
-		b, err := os.ReadFile(filepath.Join(out, resultsLinesFile))
+		b, err := os.ReadFile(filepath.Join(out, results.LinesFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,7 +325,7 @@ func TestMergeKilledRun(t *testing.T) {
 	defer cmd.Process.Kill()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		b, _ := os.ReadFile(filepath.Join(out, resultsLinesFile))
+		b, _ := os.ReadFile(filepath.Join(out, results.LinesFile))
 		if bytes.Count(b, []byte("\n")) >= 3 {
 			break
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/results"
 )
 
 func init() {
@@ -110,7 +111,7 @@ func (s *session) runPinned(ctx context.Context, stdout io.Writer, asJSON bool) 
 
 // runPinnedEach is runPinned, and hands each replay to each, if not nil,
 // as a results directory keeps it.
-func (s *session) runPinnedEach(ctx context.Context, stdout io.Writer, asJSON bool, each func(rec pinnedRecord, res *engine.Result)) (int, error) {
+func (s *session) runPinnedEach(ctx context.Context, stdout io.Writer, asJSON bool, each func(p results.PinnedRecord, rec *results.Record)) (int, error) {
 	pins, err := s.loadPinned()
 	if err != nil || len(pins) == 0 {
 		return 0, err
@@ -121,14 +122,15 @@ func (s *session) runPinnedEach(ctx context.Context, stdout io.Writer, asJSON bo
 		if err != nil {
 			return 0, fmt.Errorf("pinned regression %s: %w", p.name, err)
 		}
-		rec := pinnedRecord{Name: p.name, Path: displayPath(p.path), Result: jsonLine(res, displayPath(p.path)),
+		r := results.NewRecord(res, displayPath(p.path), seedfallVersion())
+		rec := results.PinnedRecord{Name: p.name, Path: displayPath(p.path), Result: r.Raw,
 			Replay: fmt.Sprintf("seedfall replay %s -seed %d -faults %s", s.args, p.sch.Seed, shellQuote(displayPath(p.path)))}
 		if !res.Passed {
 			failing++
 		}
-		printPinned(stdout, asJSON, rec, res)
+		printPinned(stdout, asJSON, rec, &r.Line)
 		if each != nil {
-			each(rec, res)
+			each(rec, r)
 		}
 	}
 	printPinnedTotal(stdout, asJSON, len(pins), failing)
@@ -136,7 +138,7 @@ func (s *session) runPinnedEach(ctx context.Context, stdout io.Writer, asJSON bo
 }
 
 // printPinned prints one pinned regression's replay.
-func printPinned(w io.Writer, asJSON bool, rec pinnedRecord, res *engine.Result) {
+func printPinned(w io.Writer, asJSON bool, rec results.PinnedRecord, res *results.Line) {
 	switch {
 	case asJSON:
 		fmt.Fprintf(w, "%s\n", rec.Result)

@@ -12,6 +12,7 @@ import (
 	"github.com/seedfall/seedfall/cmd/seedfall/internal/report"
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/fsutil"
+	"github.com/seedfall/seedfall/engine/results"
 )
 
 func init() {
@@ -76,7 +77,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 		sch, _, err := s.loadSchedule(*faultsFile, seed)
 		return engine.RunOptions{Seed: seed, Schedule: sch}, err
 	}, func(res *engine.Result) {
-		rep.add(res, s.replayCommand(res.Seed)+replayFaults)
+		rep.add(results.NewRecord(res, "", ""), s.replayCommand(res.Seed)+replayFaults)
 	})
 	if err != nil {
 		return err
@@ -95,8 +96,12 @@ type sweepReport struct {
 	sum    report.Summary
 	ranges []seedSpan // the seeds that ran, in order
 	failed seedTally
-	cov    coverage // the sim properties over every seed, as run's table
+	cov    *results.Coverage // the sim properties over every seed, as run's table
 }
+
+// results.KeptLines is as many failing seeds as the page draws in
+// detail: this does not compile when the two differ.
+const _ = uint(results.KeptLines-report.MaxDetailed) + uint(report.MaxDetailed-results.KeptLines)
 
 // seedSpan is the seeds a to b.
 type seedSpan struct{ a, b uint64 }
@@ -119,23 +124,24 @@ func newSweepReportOf(path, name, args, version string, nodes []string) *sweepRe
 	r := &sweepReport{path: path, rep: report.Report{Title: "seedfall report: " + name, Config: args, Version: version}, nodes: nodes}
 	r.rep.Summary = &r.sum
 	r.sum.Classes = map[string]int{}
-	r.cov = coverage{require: new(bool), index: map[[2]string]*covProp{}}
+	r.cov = results.NewCoverage(false)
 	return r
 }
 
 // add counts one seed's outcome; only the failures the page details keep
 // their trace, and only the first report.MaxListed failures are listed.
-func (r *sweepReport) add(res *engine.Result, replay string) {
+func (r *sweepReport) add(rec *results.Record, replay string) {
 	if r == nil {
 		return
 	}
+	res := &rec.Line
 	if n := len(r.ranges); n > 0 && r.ranges[n-1].b+1 == res.Seed && res.Seed != 0 {
 		r.ranges[n-1].b = res.Seed
 	} else {
 		r.ranges = append(r.ranges, seedSpan{res.Seed, res.Seed})
 	}
 	r.sum.Total++
-	r.cov.add(res)
+	r.cov.Add(res.Properties)
 	if res.Passed {
 		r.sum.Passed++
 		return
@@ -147,9 +153,9 @@ func (r *sweepReport) add(res *engine.Result, replay string) {
 	}
 	run := report.Run{Seed: res.Seed, Class: res.Class, Reason: res.Reason, Node: res.Node, SimNs: res.SimNs, Replay: replay}
 	if r.failed.n <= report.MaxDetailed {
-		run.Lines, run.Schedule, run.Nodes = res.Lines, res.Schedule, r.nodes
-		if res.CauseLine() >= 0 {
-			run.Excerpt = failureLines(res, 40)
+		run.Lines, run.Schedule, run.Nodes = rec.Lines, rec.Schedule, r.nodes
+		if rec.CauseLine() >= 0 {
+			run.Excerpt = rec.FailureLines(40)
 		}
 	}
 	r.rep.Runs = append(r.rep.Runs, run)
@@ -196,9 +202,9 @@ func (r *sweepReport) write(w io.Writer) error {
 	if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	whys, _ := r.cov.settle()
+	whys, _ := r.cov.Settle()
 	r.rep.Properties = nil
-	for i, p := range r.cov.props {
+	for i, p := range r.cov.Props() {
 		r.rep.Properties = append(r.rep.Properties, report.Property{Kind: p.Kind, Message: p.Message, Site: p.Site,
 			Status: p.Status, Why: whys[i], Hits: p.Hits})
 	}

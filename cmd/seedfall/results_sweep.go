@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/results"
 )
 
 // resultsArgs are the flags with which run and merge keep a sweep:
@@ -23,95 +23,55 @@ func resultsFlags(fs *flag.FlagSet, outUsage string) *resultsArgs {
 	}
 }
 
-// seedOutcome is one seed's run as a sweep prints and keeps it.
-type seedOutcome struct {
-	res      *engine.Result
-	line     []byte // its run -json object
-	schedule string // the saved schedule, as -json names it
-	replay   string // the command that replays it, as printed
-	history  string // the page of a history that is not linearizable, when one was named
-	// scheduleJSON and historyHTML are the files a results directory
-	// keeps of a failing seed, when there are.
-	scheduleJSON, historyHTML []byte
+// coverageFlags is -require-coverage (results.Coverage).
+func coverageFlags(fs *flag.FlagSet) *bool {
+	return fs.Bool("require-coverage", false, "fail the sweep when a Sometimes never held, or a Reachable or Always was never reached")
 }
 
 // sweepOutput prints a sweep as its seeds come, in the order of the list,
-// and adds each to the coverage, the HTML report, the JUnit file, the
-// triage and the results directory that were asked for. run feeds it the
-// runs as they finish; merge feeds it the runs that results directories
-// keep: so both print the same.
+// and adds each to the HTML report and to what results.Sweep keeps (the
+// coverage, the JUnit file, the triage and the results directory that
+// were asked for). run feeds it the runs as they finish; merge feeds it
+// the records that results directories keep: so both print the same.
 type sweepOutput struct {
+	results.Sweep
 	stdout, stderr io.Writer
 	asJSON         bool
 	size           int // seeds in the sweep: a sweep of one prints its PASS line, of more a summary
-	passed, failed int
 	failedSeeds    seedTally
-	wallNs         int64 // the runs' real time, summed
-	pinnedFailing  int
-	cov            *coverage
 	rep            *sweepReport
-	junit          *junitSuite // nil without -junit
-	junitPath      string
-	base           *baseline   // nil without -baseline
-	findings       *findingSet // the failures' signatures, with -baseline
-	out            *resultsWriter
 }
 
 // newSweepOutput prepares a sweep's output; what ra asks for, past the
-// printing, is added by the caller (out, base).
-func newSweepOutput(stdout, stderr io.Writer, asJSON bool, size int, cov *coverage, rep *sweepReport, world worldIdentity, ra *resultsArgs) *sweepOutput {
-	o := &sweepOutput{stdout: stdout, stderr: stderr, asJSON: asJSON, size: size, cov: cov, rep: rep}
+// printing and the JUnit file, is added by the caller (Out, Baseline).
+func newSweepOutput(stdout, stderr io.Writer, asJSON bool, size int, requireCoverage bool, rep *sweepReport, world results.WorldIdentity, ra *resultsArgs) *sweepOutput {
+	o := &sweepOutput{stdout: stdout, stderr: stderr, asJSON: asJSON, size: size, rep: rep}
+	o.Coverage = results.NewCoverage(requireCoverage)
 	if *ra.junit != "" {
-		o.junit, o.junitPath = &junitSuite{name: world.Name}, *ra.junit
+		o.JUnit, o.JUnitPath = results.NewJUnit(world.Name), *ra.junit
 	}
 	return o
 }
 
 // seed prints one seed and adds it to everything asked for.
-func (o *sweepOutput) seed(oc *seedOutcome) {
-	res := oc.res
-	o.cov.add(res)
-	o.wallNs += res.WallNs
-	if res.Passed {
-		o.passed++
-	} else {
-		o.failed++
+func (o *sweepOutput) seed(rec *results.Record) {
+	o.Sweep.Seed(rec)
+	res := &rec.Line
+	if !res.Passed {
 		o.failedSeeds.add(res.Seed)
 	}
-	o.rep.add(res, oc.replay)
+	o.rep.add(rec, rec.Replay)
 	switch {
 	case o.asJSON:
-		fmt.Fprintf(o.stdout, "%s\n", oc.line)
+		fmt.Fprintf(o.stdout, "%s\n", rec.Raw)
 	case res.Passed && o.size == 1:
-		printVerdictWith(o.stdout, res, "", "")
-	case !res.Passed && o.failed <= detailedFailures:
-		printVerdictWith(o.stdout, res, oc.replay, oc.history)
+		printVerdictWith(o.stdout, rec, "", "")
+	case !res.Passed && o.Failed <= detailedFailures:
+		printVerdictWith(o.stdout, rec, rec.Replay, rec.History)
 	case !res.Passed:
 		// Past the first few, one line each keeps a long sweep readable.
 		fmt.Fprintf(o.stdout, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)
 	}
-	o.junit.add(fmt.Sprintf("seed=%d", res.Seed), res, oc.replay, oc.schedule)
-	if !res.Passed {
-		o.findings.add(res.Class, res.Node, res.Reason, res.Seed, false)
-	}
-	if o.out != nil {
-		var fail *failureRecord
-		if !res.Passed {
-			fail = &failureRecord{Seed: res.Seed, Replay: oc.replay, History: oc.history, Lines: linesRecord(res.Lines)}
-		}
-		o.out.seed(res.Seed, oc.line, fail, oc.scheduleJSON, oc.historyHTML)
-	}
-}
-
-// pinnedRun adds a pinned regression's replay, which the caller printed
-// (printPinned).
-func (o *sweepOutput) pinnedRun(rec pinnedRecord, res *engine.Result) {
-	if !res.Passed {
-		o.pinnedFailing++
-		o.findings.add(res.Class, res.Node, res.Reason, res.Seed, true)
-	}
-	o.junit.add("pinned="+rec.Name, res, rec.Replay, rec.Path)
-	o.out.pinnedRun(rec)
 }
 
 // finish prints the summary, the coverage and the triage, and writes the
@@ -124,53 +84,21 @@ func (o *sweepOutput) pinnedRun(rec pinnedRecord, res *engine.Result) {
 func (o *sweepOutput) finish(elapsed time.Duration, stopped bool, ran, of int) error {
 	if !o.asJSON && o.size > 1 {
 		fmt.Fprintf(o.stdout, "%d seeds: %d passed, %d failed%s in %s (%.0f seeds/s)\n",
-			ran, o.passed, o.failed, &o.failedSeeds, elapsed.Round(time.Millisecond), float64(ran)/elapsed.Seconds())
+			ran, o.Passed, o.Failed, &o.failedSeeds, elapsed.Round(time.Millisecond), float64(ran)/elapsed.Seconds())
 	}
-	unmet := o.cov.write(o.stdout, o.stderr, o.asJSON)
-	var tri *triage
-	if o.base != nil {
-		tri = o.base.triage(o.findings)
-		tri.write(o.stdout, o.asJSON)
+	unmet := o.Coverage.Write(o.stdout, o.stderr, o.asJSON)
+	tri := o.Triage()
+	if tri != nil {
+		tri.Write(o.stdout, o.asJSON)
 	}
-	var firstErr error
-	keep := func(err error) {
-		if err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	if o.junit != nil {
-		keep(o.junit.write(o.junitPath))
-	}
-	if o.out != nil {
-		o.out.writeJSON(resultsCoverageFile, struct {
-			Seeds    int        `json:"seeds"`
-			Coverage []*covProp `json:"coverage"`
-		}{o.cov.seeds, append([]*covProp{}, o.cov.props...)})
-		if tri != nil {
-			o.out.writeJSON(resultsTriageFile, tri)
-		}
-		var mark *completeMark
-		if !stopped && ran == of {
-			mark = &completeMark{Seeds: ran, Passed: o.passed, Failed: o.failed, PinnedFailing: o.pinnedFailing, WallNs: elapsed.Nanoseconds()}
-		}
-		keep(o.out.finish(mark))
-	}
+	writeErr := o.Sweep.Finish(tri, elapsed, ran, !stopped && ran == of)
 	if err := o.rep.finish(o.stderr, o.stderr, stopped, ran, of); err != nil {
 		return err
 	}
-	if firstErr != nil {
-		return firstErr
+	if writeErr != nil {
+		return writeErr
 	}
-	if unmet {
-		return errFailed
-	}
-	if tri != nil {
-		if tri.failing() {
-			return errFailed
-		}
-		return nil
-	}
-	if o.failed > 0 || o.pinnedFailing > 0 {
+	if o.Failing(tri, unmet) {
 		return errFailed
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/results"
 )
 
 func runCmd(args []string, stdout, stderr io.Writer) error {
@@ -23,7 +24,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	gprof := guestProfileFlag(fs) // guestprofile.go
 	reportPath := fs.String("report", "", "write an HTML report of the sweep to this file")
 	withPinned := fs.Bool("pinned", true, "replay the regressions pinned next to the config (seedfall pin) before the seeds")
-	cov := coverageFlags(fs) // coverage.go
+	cov := coverageFlags(fs) // results_sweep.go
 	shardSpec := fs.String("shard", "", "run the K-th of N parts of the seeds, as K/N (seed i of the list, from 0, is in part i mod N + 1), or auto under a Slurm array or a Kubernetes Indexed Job")
 	ra := resultsFlags(fs, "write the results to this `dir`, for seedfall merge and -baseline (with -shard: to DIR/shard-K-of-N)") // results_sweep.go
 	if err := parseFlags(fs, args); err != nil {
@@ -56,14 +57,14 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
-	sh, err := parseShard(*shardSpec, os.Getenv) // shard.go
+	sh, err := results.ParseShard(*shardSpec, os.Getenv)
 	if err != nil {
 		return err
 	}
-	if *ra.baseline != "" && !sh.whole() {
+	if *ra.baseline != "" && !sh.Whole() {
 		return fmt.Errorf("-baseline with -shard would triage a part of the sweep as if it were all of it: merge the shards, then triage them with seedfall merge -baseline %s DIR", shellQuote(*ra.baseline))
 	}
-	base, err := loadBaseline(*ra.baseline, stderr) // triage.go
+	base, err := results.LoadBaseline(*ra.baseline, stderr)
 	if err != nil {
 		return err
 	}
@@ -77,38 +78,38 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	worldsAtOnce(*parallel) // after Prepare, which compiles programs side by side
 	defer s.close()
-	size := sh.count(list.Len()) // the seeds this command runs
-	if !sh.whole() {
+	size := sh.Count(list.Len()) // the seeds this command runs
+	if !sh.Whole() {
 		from := ""
-		if sh.from != "" {
-			from = " (" + sh.from + ")"
+		if sh.From != "" {
+			from = " (" + sh.From + ")"
 		}
-		fmt.Fprintf(stderr, "seedfall: shard %d of %d%s: %d of the %s of -seeds %s\n", sh.k, sh.n, from, size, plural(list.Len(), "seed"), list)
+		fmt.Fprintf(stderr, "seedfall: shard %d of %d%s: %d of the %s of -seeds %s\n", sh.K, sh.N, from, size, plural(list.Len(), "seed"), list)
 	}
-	pinned := *withPinned && sh.k <= 1 // the pinned regressions run in shard 1 only
-	id, build, err := s.identity()     // results.go
+	pinned := *withPinned && sh.K <= 1 // the pinned regressions run in shard 1 only
+	id, build, err := results.Identity(s.w, s.p, s.args)
 	if err != nil {
 		return err
 	}
-	o := newSweepOutput(stdout, stderr, *asJSON, size, cov, newSweepReport(s, *reportPath), id, ra)
-	o.base, o.findings = base, base.findingSet()
+	o := newSweepOutput(stdout, stderr, *asJSON, size, *cov, newSweepReport(s, *reportPath), id, ra)
+	o.Baseline, o.Findings = base, base.Findings()
 	if *ra.out != "" {
 		dir := *ra.out
-		meta := &resultsMeta{Seedfall: seedfallVersion(), World: id, Build: build, Seeds: list.String(), Total: list.Len(),
+		meta := &results.Meta{Seedfall: seedfallVersion(), World: id, Build: build, Seeds: list.String(), Total: list.Len(),
 			Count: size, Pinned: pinned}
-		if !sh.whole() {
-			dir = filepath.Join(dir, sh.dirName())
-			meta.Shard = &shardMeta{Index: sh.k, Count: sh.n, From: sh.from}
+		if !sh.Whole() {
+			dir = filepath.Join(dir, sh.DirName())
+			meta.Shard = &results.ShardMeta{Index: sh.K, Count: sh.N, From: sh.From}
 		}
 		for _, p := range s.w.Programs() {
 			meta.Nodes = append(meta.Nodes, p.Name)
 		}
-		if o.out, err = createResults(dir, meta); err != nil {
+		if o.Out, err = results.Create(dir, meta); err != nil {
 			return err
 		}
 	}
 	if pinned {
-		if _, err = s.runPinnedEach(ctx, stdout, *asJSON, o.pinnedRun); err != nil {
+		if _, err = s.runPinnedEach(ctx, stdout, *asJSON, o.Pinned); err != nil {
 			if interrupted(ctx) {
 				fmt.Fprintf(stderr, "%s (while replaying the pinned regressions)\n", interruptedLine(0, size))
 				return errInterrupted
@@ -125,29 +126,30 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	if size > 1 {
 		logp = startLogProgress(stderr) // logprogress.go: when stderr is not a terminal
 	}
-	ran, runErr := s.sweepSeq(ctx, sh.seeds(list), *parallel, gprof.runOptions(), func(res *engine.Result) {
-		defer func() { logp.seeds(o.passed+o.failed, size, o.failed) }()
-		oc := &seedOutcome{res: res, replay: s.replayCommand(res.Seed)}
+	ran, runErr := s.sweepSeq(ctx, sh.Seeds(list), *parallel, gprof.runOptions(), func(res *engine.Result) {
+		defer func() { logp.seeds(o.Passed+o.Failed, size, o.Failed) }()
+		schedule, replay, history := "", s.replayCommand(res.Seed), ""
 		if !res.Passed {
-			oc.schedule, oc.replay, oc.history = s.keepFailure(res)
-			if o.out != nil {
-				sch := *res.Schedule
-				sch.Config = s.configName()
-				oc.scheduleJSON, _ = sch.MarshalJSON()
-				if res.History != nil && len(res.History.HTML) > 0 {
-					oc.historyHTML = res.History.HTML
-				}
+			schedule, replay, history = s.keepFailure(res)
+		}
+		rec := results.NewRecord(res, schedule, seedfallVersion())
+		rec.Replay, rec.History = replay, history
+		if !res.Passed && o.Out != nil {
+			sch := *res.Schedule
+			sch.Config = s.configName()
+			rec.ScheduleJSON, _ = sch.MarshalJSON()
+			if res.History != nil && len(res.History.HTML) > 0 {
+				rec.HistoryHTML = res.History.HTML
 			}
 		}
-		oc.line = jsonLine(res, oc.schedule)
 		if progress && (!res.Passed || *asJSON) {
 			fmt.Fprint(stderr, "\r\033[K") // the line about to be printed replaces it
 		}
-		o.seed(oc)
-		if done := o.passed + o.failed; progress && (time.Since(shown) > 100*time.Millisecond || done == size) {
+		o.seed(rec)
+		if done := o.Passed + o.Failed; progress && (time.Since(shown) > 100*time.Millisecond || done == size) {
 			shown = time.Now()
 			el := time.Since(start).Seconds()
-			fmt.Fprintf(stderr, "\r\033[K%d/%d seeds, %.0f seeds/s, %d failed", done, size, float64(done)/el, o.failed)
+			fmt.Fprintf(stderr, "\r\033[K%d/%d seeds, %.0f seeds/s, %d failed", done, size, float64(done)/el, o.Failed)
 		}
 	})
 	logp.end()
@@ -155,7 +157,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if runErr != nil {
-		o.out.finish(nil)
+		o.Out.Finish(nil)
 		return runErr
 	}
 	return o.finish(time.Since(start), interrupted(ctx) && ran < size, ran, size)
@@ -185,7 +187,7 @@ func (s *session) keepFailure(res *engine.Result) (schedule, replay, history str
 // them, the rest one line each, which keeps a long sweep readable.
 func printFailure(w io.Writer, res *engine.Result, nth int, replay, history string) {
 	if nth <= detailedFailures {
-		printVerdictWith(w, res, replay, history)
+		printResult(w, res, replay, history)
 		return
 	}
 	fmt.Fprintf(w, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)

@@ -159,7 +159,7 @@ func shrinkSeed(ctx context.Context, s *session, o shrinkOptions) (*shrunk, erro
 func (r *shrunk) print(w io.Writer) {
 	res := r.res
 	if res.Start.Passed {
-		printVerdictWith(w, res.Start, "", "")
+		printResult(w, res.Start, "", "")
 		fmt.Fprintf(w, "nothing to shrink: seed %d passes with %s\n", r.seed, r.what)
 		return
 	}
@@ -184,7 +184,7 @@ func (r *shrunk) print(w io.Writer) {
 		fmt.Fprintf(w, "  none: seed %d fails without any fault\n", r.seed)
 	}
 	fmt.Fprintf(w, "duration %v\n", sch.Duration)
-	printVerdictWith(w, res.Run, "", "")
+	printResult(w, res.Run, "", "")
 	fmt.Fprintf(w, "wrote %s\n", displayPath(r.path))
 	fmt.Fprintf(w, "replay: %s\n", r.replay)
 }

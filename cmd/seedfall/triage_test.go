@@ -9,34 +9,17 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-)
 
-func TestReasonShape(t *testing.T) {
-	for _, c := range []struct{ reason, shape string }{
-		{"client#1 exited with status 1", "client#<n> exited with status <n>"},
-		{"client#2 exited with status 3", "client#<n> exited with status <n>"},
-		{`property "balance never negative" failed in client#1: details {"balance":-5,"withdraw":145}`,
-			`property "balance never negative" failed in client#<n>: details {"balance":<n>,"withdraw":<n>}`},
-		{"server#2 did not answer for 1.5s after t=2.46237307s", "server#<n> did not answer for <dur> after t=<dur>"},
-		{"nil dereference at 0xc000012345 in seed-17", "nil dereference at <addr> in seed-<n>"},
-		{"dial tcp 10.0.0.1:7000: connect: connection refused", "dial tcp <addr>: connect: connection refused"},
-		{"digest 366ee547107a0280 differs", "digest <hex> differs"},
-		{"out of memory: 512 MiB limit, 1m30s in", "out of memory: <n> MiB limit, <dur> in"},
-		{"deadbeef and cafe stay words", "deadbeef and cafe stay words"},
-	} {
-		if got := reasonShape(c.reason); got != c.shape {
-			t.Errorf("reasonShape(%q) = %q, want %q", c.reason, got, c.shape)
-		}
-	}
-}
+	"github.com/seedfall/seedfall/engine/results"
+)
 
 // resultsFixture writes a results directory by hand: seed i+1 fails with
 // fails[i] ("class|program|reason"), or passes when it is "".
 func resultsFixture(t *testing.T, dir string, fails ...string) {
 	t.Helper()
-	meta := resultsMeta{Format: resultsFormat, Seedfall: "v0.0.0-test",
-		World: worldIdentity{Name: "seedfall.json", Args: "-c seedfall.json", Hash: "1234", Resolved: json.RawMessage(`{}`)},
-		Build: []programBuild{{Program: "client", Hash: "abcd"}}, Seeds: fmt.Sprintf("1-%d", len(fails)), Total: len(fails), Count: len(fails), Nodes: []string{"client"}}
+	meta := results.Meta{Format: results.Format, Seedfall: "v0.0.0-test",
+		World: results.WorldIdentity{Name: "seedfall.json", Args: "-c seedfall.json", Hash: "1234", Resolved: json.RawMessage(`{}`)},
+		Build: []results.ProgramBuild{{Program: "client", Hash: "abcd"}}, Seeds: fmt.Sprintf("1-%d", len(fails)), Total: len(fails), Count: len(fails), Nodes: []string{"client"}}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -45,20 +28,20 @@ func resultsFixture(t *testing.T, dir string, fails ...string) {
 	passed := 0
 	for i, f := range fails {
 		seed := uint64(i + 1)
-		r := jsonResult{Seed: seed, Passed: f == "", Reason: "every workload exited 0", SimNs: 1e9, WallNs: 1e6, Steps: 10, Digest: fmt.Sprintf("%064d", seed)}
+		r := results.Line{Seed: seed, Passed: f == "", Reason: "every workload exited 0", SimNs: 1e9, WallNs: 1e6, Steps: 10, Digest: fmt.Sprintf("%064d", seed)}
 		if f == "" {
 			passed++
 		} else {
 			parts := strings.SplitN(f, "|", 3)
 			r.Class, r.Node, r.Reason = parts[0], parts[1], parts[2]
-			rec, _ := json.Marshal(failureRecord{Seed: seed, Replay: fmt.Sprintf("seedfall replay -c seedfall.json -seed %d", seed)})
+			rec, _ := json.Marshal(results.FailureRecord{Seed: seed, Replay: fmt.Sprintf("seedfall replay -c seedfall.json -seed %d", seed)})
 			failures.Write(append(rec, '\n'))
 		}
 		l, _ := json.Marshal(r)
 		lines.Write(append(l, '\n'))
 	}
-	done, _ := json.Marshal(completeMark{Seeds: len(fails), Passed: passed, Failed: len(fails) - passed})
-	for name, data := range map[string][]byte{resultsMetaFile: b, resultsLinesFile: lines.Bytes(), resultsFailuresFile: failures.Bytes(), resultsCompleteFile: done} {
+	done, _ := json.Marshal(results.CompleteMark{Seeds: len(fails), Passed: passed, Failed: len(fails) - passed})
+	for name, data := range map[string][]byte{results.MetaFile: b, results.LinesFile: lines.Bytes(), results.FailuresFile: failures.Bytes(), results.CompleteFile: done} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +67,7 @@ func TestTriageStates(t *testing.T) {
 	resultsFixture(t, filepath.Join(dir, "r2"), alpha(1), beta(1), delta, "")
 	resultsFixture(t, filepath.Join(dir, "r3"), "", beta(1), "", "")
 
-	merge := func(code int, args ...string) (string, *triage) {
+	merge := func(code int, args ...string) (string, *results.Triage) {
 		t.Helper()
 		var out, errOut bytes.Buffer
 		if got := Main(append([]string{"merge"}, args...), &out, &errOut); got != code {
@@ -92,10 +75,10 @@ func TestTriageStates(t *testing.T) {
 		}
 		var j bytes.Buffer
 		Main(append([]string{"merge", "-json"}, args...), &j, &errOut)
-		var tri *triage
+		var tri *results.Triage
 		for _, l := range strings.Split(j.String(), "\n") {
 			if strings.HasPrefix(l, `{"triage":`) {
-				var v struct{ Triage *triage }
+				var v struct{ Triage *results.Triage }
 				if err := json.Unmarshal([]byte(l), &v); err != nil {
 					t.Fatal(err)
 				}
@@ -107,7 +90,7 @@ func TestTriageStates(t *testing.T) {
 		}
 		return out.String(), tri
 	}
-	states := func(tri *triage) string {
+	states := func(tri *results.Triage) string {
 		var s []string
 		for _, f := range tri.Findings {
 			s = append(s, f.State+" "+f.Class+" "+f.Program)
@@ -136,7 +119,7 @@ func TestTriageStates(t *testing.T) {
 			t.Errorf("the triage table has no line %s:\n%s", re, out)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "m1", resultsTriageFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "m1", results.TriageFile)); err != nil {
 		t.Fatalf("merge -out kept no triage: %v", err)
 	}
 

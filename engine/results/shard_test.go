@@ -1,4 +1,4 @@
-package main
+package results
 
 import (
 	"fmt"
@@ -21,19 +21,19 @@ func TestShardsPartitionTheList(t *testing.T) {
 		for n := 1; n <= 5; n++ {
 			var union []uint64
 			for k := 1; k <= n; k++ {
-				sh, err := parseShard(fmt.Sprintf("%d/%d", k, n), nil)
+				sh, err := ParseShard(fmt.Sprintf("%d/%d", k, n), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := slices.Collect(sh.seeds(list))
+				got := slices.Collect(sh.Seeds(list))
 				var want []uint64
 				for i, seed := range all {
 					if i%n == k-1 {
 						want = append(want, seed)
 					}
 				}
-				if !slices.Equal(got, want) || sh.count(list.Len()) != len(want) {
-					t.Errorf("-seeds %s -shard %d/%d: %v (count %d), want %v", spec, k, n, got, sh.count(list.Len()), want)
+				if !slices.Equal(got, want) || sh.Count(list.Len()) != len(want) {
+					t.Errorf("-seeds %s -shard %d/%d: %v (count %d), want %v", spec, k, n, got, sh.Count(list.Len()), want)
 				}
 				union = append(union, got...)
 			}
@@ -55,7 +55,7 @@ func TestParseShardErrors(t *testing.T) {
 		"1/0":  "-shard 1/0: N is the number of shards, at least 1",
 		"-1/2": "-shard -1/2: K counts shards from 1 to N",
 	} {
-		_, err := parseShard(spec, nil)
+		_, err := ParseShard(spec, nil)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("-shard %s: %v, want %q", spec, err, want)
 		}
@@ -87,13 +87,13 @@ func TestShardAuto(t *testing.T) {
 		{env: map[string]string{},
 			err: "-shard auto: found neither a Slurm array task (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_COUNT) nor a Kubernetes Indexed Job (JOB_COMPLETION_INDEX, SEEDFALL_SHARD_COUNT); give -shard K/N"},
 	} {
-		sh, err := parseShard("auto", func(k string) string { return c.env[k] })
+		sh, err := ParseShard("auto", func(k string) string { return c.env[k] })
 		switch {
 		case c.err != "" && (err == nil || !strings.HasPrefix(err.Error(), c.err)):
 			t.Errorf("%v: %v, want %q", c.env, err, c.err)
 		case c.err == "" && err != nil:
 			t.Errorf("%v: %v", c.env, err)
-		case c.err == "" && (sh.k != c.k || sh.n != c.n):
+		case c.err == "" && (sh.K != c.k || sh.N != c.n):
 			t.Errorf("%v: shard %s, want %d/%d", c.env, sh, c.k, c.n)
 		}
 	}

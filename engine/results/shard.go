@@ -1,4 +1,4 @@
-package main
+package results
 
 import (
 	"fmt"
@@ -10,46 +10,46 @@ import (
 	"github.com/seedfall/seedfall/engine"
 )
 
-// shard is the part of a seed list one process runs: the K-th of N. The
+// Shard is the part of a seed list one process runs: the K-th of N. The
 // seed at position i of the list (from 0, in the list's order) belongs to
 // shard i mod N + 1, so every seed is in exactly one shard, and shards of
 // one list differ in size by one seed at most. The zero shard is the whole
 // list.
-type shard struct {
-	k, n int    // 1 <= k <= n; 0 and 0 for the whole list
-	from string // where -shard auto found k and n, for the note: "SLURM_ARRAY_TASK_ID=4, ..."
+type Shard struct {
+	K, N int    // 1 <= K <= N; 0 and 0 for the whole list
+	From string // where -shard auto found K and N, for the note: "SLURM_ARRAY_TASK_ID=4, ..."
 }
 
-// whole reports whether s is the whole list, not a shard of it.
-func (s shard) whole() bool { return s.n == 0 }
+// Whole reports whether s is the whole list, not a shard of it.
+func (s Shard) Whole() bool { return s.N == 0 }
 
 // String writes "2/3", as -shard takes it.
-func (s shard) String() string { return fmt.Sprintf("%d/%d", s.k, s.n) }
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.K, s.N) }
 
-// dirName is the results directory of the shard under a shared -out:
+// DirName is the results directory of the shard under a shared -out:
 // shard-2-of-3.
-func (s shard) dirName() string { return fmt.Sprintf("shard-%d-of-%d", s.k, s.n) }
+func (s Shard) DirName() string { return fmt.Sprintf("shard-%d-of-%d", s.K, s.N) }
 
-// count is how many seeds of a list of total the shard runs.
-func (s shard) count(total int) int {
-	if s.whole() {
+// Count is how many seeds of a list of total the shard runs.
+func (s Shard) Count(total int) int {
+	if s.Whole() {
 		return total
 	}
-	if total < s.k {
+	if total < s.K {
 		return 0
 	}
-	return (total-s.k)/s.n + 1
+	return (total-s.K)/s.N + 1
 }
 
-// seeds yields the shard's seeds of list, in the list's order.
-func (s shard) seeds(list engine.Seeds) iter.Seq[uint64] {
-	if s.whole() {
+// Seeds yields the shard's seeds of list, in the list's order.
+func (s Shard) Seeds(list engine.Seeds) iter.Seq[uint64] {
+	if s.Whole() {
 		return list.All()
 	}
 	return func(yield func(uint64) bool) {
 		i := 0
 		for seed := range list.All() {
-			if i%s.n == s.k-1 && !yield(seed) {
+			if i%s.N == s.K-1 && !yield(seed) {
 				return
 			}
 			i++
@@ -57,13 +57,13 @@ func (s shard) seeds(list engine.Seeds) iter.Seq[uint64] {
 	}
 }
 
-// parseShard reads -shard: "K/N", or "auto" for the index and count of a
+// ParseShard reads -shard: "K/N", or "auto" for the index and count of a
 // Slurm array task or a Kubernetes Indexed Job (shardFromEnv). "" is the
 // whole list.
-func parseShard(spec string, getenv func(string) string) (shard, error) {
+func ParseShard(spec string, getenv func(string) string) (Shard, error) {
 	switch spec {
 	case "":
-		return shard{}, nil
+		return Shard{}, nil
 	case "auto":
 		return shardFromEnv(getenv)
 	}
@@ -72,13 +72,13 @@ func parseShard(spec string, getenv func(string) string) (shard, error) {
 	n, errN := strconv.Atoi(ns)
 	switch {
 	case !ok || errK != nil || errN != nil:
-		return shard{}, fmt.Errorf("-shard %q: write K/N, the K-th of N shards, such as 2/3 (or auto, under a Slurm array or a Kubernetes Indexed Job)", spec)
+		return Shard{}, fmt.Errorf("-shard %q: write K/N, the K-th of N shards, such as 2/3 (or auto, under a Slurm array or a Kubernetes Indexed Job)", spec)
 	case n < 1:
-		return shard{}, fmt.Errorf("-shard %s: N is the number of shards, at least 1", spec)
+		return Shard{}, fmt.Errorf("-shard %s: N is the number of shards, at least 1", spec)
 	case k < 1 || k > n:
-		return shard{}, fmt.Errorf("-shard %s: K counts shards from 1 to N: use 1/%d to %d/%d", spec, n, n, n)
+		return Shard{}, fmt.Errorf("-shard %s: K counts shards from 1 to N: use 1/%d to %d/%d", spec, n, n, n)
 	}
-	return shard{k: k, n: n}, nil
+	return Shard{K: k, N: n}, nil
 }
 
 // The environment -shard auto reads. A Slurm array task has its index as
@@ -93,7 +93,7 @@ var (
 
 // shardFromEnv finds the shard of -shard auto: a Slurm array task's, else
 // a Kubernetes Indexed Job's, else it says which variables it looked for.
-func shardFromEnv(getenv func(string) string) (shard, error) {
+func shardFromEnv(getenv func(string) string) (Shard, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -115,55 +115,55 @@ func shardFromEnv(getenv func(string) string) (shard, error) {
 	}
 	if len(set) > 0 {
 		if len(unset) > 0 {
-			return shard{}, fmt.Errorf("-shard auto: %s set but not %s: run seedfall as a task of a Slurm job array (sbatch --array=0-N), or give -shard K/N",
+			return Shard{}, fmt.Errorf("-shard auto: %s set but not %s: run seedfall as a task of a Slurm job array (sbatch --array=0-N), or give -shard K/N",
 				strings.Join(set, ", "), strings.Join(unset, ", "))
 		}
 		id, err := num("SLURM_ARRAY_TASK_ID")
 		if err != nil {
-			return shard{}, err
+			return Shard{}, err
 		}
 		lo, err := num("SLURM_ARRAY_TASK_MIN")
 		if err != nil {
-			return shard{}, err
+			return Shard{}, err
 		}
 		count, err := num("SLURM_ARRAY_TASK_COUNT")
 		if err != nil {
-			return shard{}, err
+			return Shard{}, err
 		}
 		from := fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d, SLURM_ARRAY_TASK_MIN=%d, SLURM_ARRAY_TASK_COUNT=%d", id, lo, count)
 		// An array such as --array=1,5,7 or --array=0-10:2 has gaps:
 		// ID - MIN is then no index from 0 to COUNT-1.
 		if hi := getenv("SLURM_ARRAY_TASK_MAX"); hi != "" {
 			if h, err := strconv.Atoi(hi); err == nil && h-lo+1 != count {
-				return shard{}, fmt.Errorf("-shard auto: the Slurm array's task IDs are not consecutive (%s, SLURM_ARRAY_TASK_MAX=%d): submit it as --array=0-%d, or give -shard K/N", from, h, count-1)
+				return Shard{}, fmt.Errorf("-shard auto: the Slurm array's task IDs are not consecutive (%s, SLURM_ARRAY_TASK_MAX=%d): submit it as --array=0-%d, or give -shard K/N", from, h, count-1)
 			}
 		}
 		switch {
 		case count < 1:
-			return shard{}, fmt.Errorf("-shard auto: %s: the array has no tasks", from)
+			return Shard{}, fmt.Errorf("-shard auto: %s: the array has no tasks", from)
 		case id < lo || id-lo >= count:
-			return shard{}, fmt.Errorf("-shard auto: %s: the task ID is not between MIN and MIN+COUNT-1; submit the array as --array=0-%d, or give -shard K/N", from, count-1)
+			return Shard{}, fmt.Errorf("-shard auto: %s: the task ID is not between MIN and MIN+COUNT-1; submit the array as --array=0-%d, or give -shard K/N", from, count-1)
 		}
-		return shard{k: id - lo + 1, n: count, from: from}, nil
+		return Shard{K: id - lo + 1, N: count, From: from}, nil
 	}
 	if getenv("JOB_COMPLETION_INDEX") != "" {
 		if getenv("SEEDFALL_SHARD_COUNT") == "" {
-			return shard{}, fmt.Errorf("-shard auto: JOB_COMPLETION_INDEX is set but SEEDFALL_SHARD_COUNT is not: set it in the Job's container env to the Job's .spec.completions")
+			return Shard{}, fmt.Errorf("-shard auto: JOB_COMPLETION_INDEX is set but SEEDFALL_SHARD_COUNT is not: set it in the Job's container env to the Job's .spec.completions")
 		}
 		idx, err := num("JOB_COMPLETION_INDEX")
 		if err != nil {
-			return shard{}, err
+			return Shard{}, err
 		}
 		count, err := num("SEEDFALL_SHARD_COUNT")
 		if err != nil {
-			return shard{}, err
+			return Shard{}, err
 		}
 		from := fmt.Sprintf("JOB_COMPLETION_INDEX=%d, SEEDFALL_SHARD_COUNT=%d", idx, count)
 		if count < 1 || idx >= count {
-			return shard{}, fmt.Errorf("-shard auto: %s: the index must be below the count; set SEEDFALL_SHARD_COUNT to the Job's .spec.completions", from)
+			return Shard{}, fmt.Errorf("-shard auto: %s: the index must be below the count; set SEEDFALL_SHARD_COUNT to the Job's .spec.completions", from)
 		}
-		return shard{k: idx + 1, n: count, from: from}, nil
+		return Shard{K: idx + 1, N: count, From: from}, nil
 	}
-	return shard{}, fmt.Errorf("-shard auto: found neither a Slurm array task (%s) nor a Kubernetes Indexed Job (%s); give -shard K/N",
+	return Shard{}, fmt.Errorf("-shard auto: found neither a Slurm array task (%s) nor a Kubernetes Indexed Job (%s); give -shard K/N",
 		strings.Join(slurmVars, ", "), strings.Join(k8sVars, ", "))
 }

@@ -1,4 +1,4 @@
-package main
+package results
 
 import (
 	"cmp"
@@ -16,7 +16,7 @@ import (
 
 // Triage compares a sweep's failures with earlier results (-baseline). A
 // finding is a failure signature: the failure's class, the program it is
-// about, and the shape of its reason (reasonShape: the reason with its
+// about, and the shape of its reason (ReasonShape: the reason with its
 // numbers, hex, addresses and durations replaced), so that seeds that fail
 // the same way are one finding. Against the baseline each finding is
 //
@@ -31,18 +31,18 @@ import (
 
 // Triage states.
 const (
-	stateNew       = "new"
-	stateOngoing   = "ongoing"
-	stateResolved  = "resolved"
-	stateRegressed = "regressed"
+	StateNew       = "new"
+	StateOngoing   = "ongoing"
+	StateResolved  = "resolved"
+	StateRegressed = "regressed"
 )
 
-// finding is one failure signature and the seeds that show it.
-type finding struct {
+// Finding is one failure signature and the seeds that show it.
+type Finding struct {
 	State   string `json:"state,omitempty"`
 	Class   string `json:"class"`
 	Program string `json:"program"` // the program the failures are about; "" when none
-	Shape   string `json:"shape"`   // the reason's shape (reasonShape)
+	Shape   string `json:"shape"`   // the reason's shape (ReasonShape)
 	// Seeds is how many seeds of the sweep fail with it now, and Pinned
 	// how many pinned regressions; First is the first seed of either, in
 	// the order they ran, and Reason its reason as it was.
@@ -58,7 +58,7 @@ type finding struct {
 
 // inBaseline says how the baseline failed with the finding: "3 in the
 // baseline", or "" when it did not.
-func (f *finding) inBaseline() string {
+func (f *Finding) inBaseline() string {
 	switch {
 	case f.BaselineSeeds > 0:
 		return fmt.Sprintf("%d in the baseline", f.BaselineSeeds)
@@ -68,21 +68,21 @@ func (f *finding) inBaseline() string {
 	return ""
 }
 
-func (f *finding) key() string { return f.Class + "\x00" + f.Program + "\x00" + f.Shape }
+func (f *Finding) key() string { return f.Class + "\x00" + f.Program + "\x00" + f.Shape }
 
-// findingSet is the findings of a sweep, in the order the sweep met them.
-// A nil *findingSet ignores everything.
-type findingSet struct {
-	list  []*finding
-	index map[string]*finding
+// Findings is the findings of a sweep, in the order the sweep met them.
+// A nil *Findings ignores everything.
+type Findings struct {
+	list  []*Finding
+	index map[string]*Finding
 }
 
-// add counts one failing seed, or pinned regression.
-func (fs *findingSet) add(class, program, reason string, seed uint64, pinned bool) {
+// Add counts one failing seed, or pinned regression.
+func (fs *Findings) Add(class, program, reason string, seed uint64, pinned bool) {
 	if fs == nil {
 		return
 	}
-	f := &finding{Class: class, Program: program, Shape: reasonShape(reason)}
+	f := &Finding{Class: class, Program: program, Shape: ReasonShape(reason)}
 	if old := fs.index[f.key()]; old != nil {
 		f = old
 	} else {
@@ -97,9 +97,9 @@ func (fs *findingSet) add(class, program, reason string, seed uint64, pinned boo
 	}
 }
 
-func newFindingSet() *findingSet { return &findingSet{index: map[string]*finding{}} }
+func NewFindings() *Findings { return &Findings{index: map[string]*Finding{}} }
 
-// Patterns of reasonShape, applied in this order.
+// Patterns of ReasonShape, applied in this order.
 var (
 	shapeAddr = regexp.MustCompile(`0[xX][0-9a-fA-F]+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b`)
 	shapeHex  = regexp.MustCompile(`\b[0-9a-fA-F]{8,}\b`)
@@ -107,12 +107,12 @@ var (
 	shapeNum  = regexp.MustCompile(`\d+(?:\.\d+)?(?:[eE][-+]?\d+)?`)
 )
 
-// reasonShape is a failure's reason with what varies from seed to seed
+// ReasonShape is a failure's reason with what varies from seed to seed
 // replaced: addresses (0x..., IPs) by <addr>, hex of 8 digits or more by
 // <hex>, durations by <dur>, other numbers by <n> (with a minus sign
 // that is not part of a word). "client#2 lost k17 after 1.5s at 0xc00012"
 // is "client#<n> lost k<n> after <dur> at <addr>".
-func reasonShape(reason string) string {
+func ReasonShape(reason string) string {
 	s := shapeAddr.ReplaceAllString(reason, "<addr>")
 	s = shapeHex.ReplaceAllStringFunc(s, func(h string) string {
 		if strings.ContainsAny(h, "0123456789") && strings.ContainsAny(h, "abcdefABCDEF") {
@@ -142,69 +142,69 @@ func isWordByte(c byte) bool {
 	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
-// baseline is the findings of earlier results.
-type baseline struct {
+// Baseline is the findings of earlier results.
+type Baseline struct {
 	path     string
-	failing  map[string]*finding // failing in the baseline's seeds
-	resolved []*finding          // recorded resolved in its triage.json, in its order
-	order    []*finding          // failing ones, in the baseline's order
+	failing  map[string]*Finding // failing in the baseline's seeds
+	resolved []*Finding          // recorded resolved in its triage.json, in its order
+	order    []*Finding          // failing ones, in the baseline's order
 }
 
-// findingSet is the set a sweep fills for this baseline: nil without one.
-func (b *baseline) findingSet() *findingSet {
+// Findings is the set a sweep fills for this baseline: nil without one.
+func (b *Baseline) Findings() *Findings {
 	if b == nil {
 		return nil
 	}
-	return newFindingSet()
+	return NewFindings()
 }
 
-// loadBaseline reads -baseline: a results directory or a parent of shard
+// LoadBaseline reads -baseline: a results directory or a parent of shard
 // directories, and the triage.json of the directory given, if it has one.
 // "" is no baseline. A baseline that is not complete is used as it is,
 // with a note.
-func loadBaseline(path string, stderr io.Writer) (*baseline, error) {
+func LoadBaseline(path string, stderr io.Writer) (*Baseline, error) {
 	if path == "" {
 		return nil, nil
 	}
-	set, err := loadResultSet([]string{path})
+	set, err := LoadSet([]string{path})
 	if err != nil {
 		return nil, fmt.Errorf("-baseline: %w", err)
 	}
-	b := &baseline{path: path, failing: map[string]*finding{}}
-	fs := newFindingSet()
-	if err := set.each(func(oc *seedOutcome) {
-		if !oc.res.Passed {
-			fs.add(oc.res.Class, oc.res.Node, oc.res.Reason, oc.res.Seed, false)
+	b := &Baseline{path: path, failing: map[string]*Finding{}}
+	fs := NewFindings()
+	if err := set.Each(func(rec *Record) {
+		if l := rec.Line; !l.Passed {
+			fs.Add(l.Class, l.Node, l.Reason, l.Seed, false)
 		}
 	}); err != nil {
 		return nil, fmt.Errorf("-baseline: %w", err)
 	}
-	for _, d := range set.dirs {
-		for _, p := range d.pinned {
-			var jr jsonResult
+	for _, d := range set.Dirs {
+		for _, p := range d.Pinned {
+			var jr Line
 			if json.Unmarshal(p.Result, &jr) == nil && !jr.Passed {
-				fs.add(jr.Class, jr.Node, jr.Reason, jr.Seed, true)
+				fs.Add(jr.Class, jr.Node, jr.Reason, jr.Seed, true)
 			}
 		}
 	}
-	for _, msg := range set.incomplete() {
+	for _, msg := range set.Incomplete() {
 		fmt.Fprintf(stderr, "note: the baseline is not whole: %s\n", msg)
 	}
 	for _, f := range fs.list {
 		b.failing[f.key()] = f
 		b.order = append(b.order, f)
 	}
-	data, err := os.ReadFile(filepath.Join(path, resultsTriageFile))
+	data, err := os.ReadFile(filepath.Join(path, TriageFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("-baseline: %w", err)
 	}
 	if err == nil {
-		var t triage
+		var t Triage
 		if err := json.Unmarshal(data, &t); err != nil {
-			return nil, fmt.Errorf("-baseline: %s: %v", filepath.Join(path, resultsTriageFile), err)
+			return nil, fmt.Errorf("-baseline: %s: %v", filepath.Join(path, TriageFile), err)
 		}
 		for _, f := range t.Findings {
-			if f.State == stateResolved && b.failing[f.key()] == nil {
+			if f.State == StateResolved && b.failing[f.key()] == nil {
 				b.resolved = append(b.resolved, f)
 			}
 		}
@@ -212,25 +212,25 @@ func loadBaseline(path string, stderr io.Writer) (*baseline, error) {
 	return b, nil
 }
 
-// triage is the findings of a sweep against a baseline: triage.json, and
+// Triage is the findings of a sweep against a baseline: triage.json, and
 // the table run and merge print.
-type triage struct {
+type Triage struct {
 	Baseline  string     `json:"baseline"`
 	New       int        `json:"new"`
 	Ongoing   int        `json:"ongoing"`
 	Resolved  int        `json:"resolved"`
 	Regressed int        `json:"regressed"`
-	Findings  []*finding `json:"findings"`
+	Findings  []*Finding `json:"findings"`
 }
 
-// failing reports whether the triage fails the sweep: a new or regressed
+// Failing reports whether the triage fails the sweep: a new or regressed
 // finding.
-func (t *triage) failing() bool { return t.New > 0 || t.Regressed > 0 }
+func (t *Triage) Failing() bool { return t.New > 0 || t.Regressed > 0 }
 
-// triage marks each finding of now against the baseline: the sweep's in
+// Triage marks each finding of now against the baseline: the sweep's in
 // the order it met them, then the resolved ones in the baseline's order.
-func (b *baseline) triage(now *findingSet) *triage {
-	t := &triage{Baseline: b.path, Findings: []*finding{}}
+func (b *Baseline) Triage(now *Findings) *Triage {
+	t := &Triage{Baseline: b.path, Findings: []*Finding{}}
 	wasResolved := map[string]bool{}
 	for _, f := range b.resolved {
 		wasResolved[f.key()] = true
@@ -241,47 +241,47 @@ func (b *baseline) triage(now *findingSet) *triage {
 		g := *f
 		switch {
 		case b.failing[f.key()] != nil:
-			g.State, g.BaselineSeeds, g.BaselinePinned = stateOngoing, b.failing[f.key()].Seeds, b.failing[f.key()].Pinned
+			g.State, g.BaselineSeeds, g.BaselinePinned = StateOngoing, b.failing[f.key()].Seeds, b.failing[f.key()].Pinned
 			t.Ongoing++
 		case wasResolved[f.key()]:
-			g.State = stateRegressed
+			g.State = StateRegressed
 			t.Regressed++
 		default:
-			g.State = stateNew
+			g.State = StateNew
 			t.New++
 		}
 		t.Findings = append(t.Findings, &g)
 	}
 	for _, f := range b.order {
 		if !seen[f.key()] {
-			t.Findings = append(t.Findings, &finding{State: stateResolved, Class: f.Class, Program: f.Program, Shape: f.Shape,
+			t.Findings = append(t.Findings, &Finding{State: StateResolved, Class: f.Class, Program: f.Program, Shape: f.Shape,
 				BaselineSeeds: f.Seeds, BaselinePinned: f.Pinned})
 			t.Resolved++
 		}
 	}
 	for _, f := range b.resolved {
 		if !seen[f.key()] {
-			t.Findings = append(t.Findings, &finding{State: stateResolved, Class: f.Class, Program: f.Program, Shape: f.Shape})
+			t.Findings = append(t.Findings, &Finding{State: StateResolved, Class: f.Class, Program: f.Program, Shape: f.Shape})
 			t.Resolved++
 		}
 	}
 	// New and regressed first: they are what a reader is looking for.
-	rank := map[string]int{stateNew: 0, stateRegressed: 1, stateOngoing: 2, stateResolved: 3}
-	slices.SortStableFunc(t.Findings, func(a, b *finding) int { return cmp.Compare(rank[a.State], rank[b.State]) })
+	rank := map[string]int{StateNew: 0, StateRegressed: 1, StateOngoing: 2, StateResolved: 3}
+	slices.SortStableFunc(t.Findings, func(a, b *Finding) int { return cmp.Compare(rank[a.State], rank[b.State]) })
 	return t
 }
 
-// write prints the triage: a table, or with asJSON one {"triage": ...}
+// Write prints the triage: a table, or with asJSON one {"triage": ...}
 // object.
-func (t *triage) write(w io.Writer, asJSON bool) {
+func (t *Triage) Write(w io.Writer, asJSON bool) {
 	if asJSON {
 		b, _ := json.Marshal(struct {
-			Triage *triage `json:"triage"`
+			Triage *Triage `json:"triage"`
 		}{t})
 		fmt.Fprintf(w, "%s\n", b)
 		return
 	}
-	fmt.Fprintf(w, "triage against %s: %d new, %d ongoing, %d resolved, %d regressed\n", displayPath(t.Baseline), t.New, t.Ongoing, t.Resolved, t.Regressed)
+	fmt.Fprintf(w, "triage against %s: %d new, %d ongoing, %d resolved, %d regressed\n", DisplayPath(t.Baseline), t.New, t.Ongoing, t.Resolved, t.Regressed)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, f := range t.Findings {
 		program := f.Program
@@ -306,7 +306,7 @@ func (t *triage) write(w io.Writer, asJSON bool) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", strings.ToUpper(f.State), f.Class, program, f.Shape, seeds)
 	}
 	tw.Flush()
-	if t.failing() {
+	if t.Failing() {
 		fmt.Fprintln(w, "a new or regressed finding fails the sweep (exit status 1); ongoing ones do not")
 	}
 }

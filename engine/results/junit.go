@@ -1,4 +1,4 @@
-package main
+package results
 
 import (
 	"encoding/xml"
@@ -6,28 +6,28 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
-	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/fsutil"
 )
 
-// junitSuite is a sweep as JUnit XML (-junit FILE), which CI systems
+// JUnit is a sweep as JUnit XML (-junit FILE), which CI systems
 // show as tests: one testcase per seed, named seed=N, of the class named
 // after the world; a failing seed's failure has its class as type, its
 // reason as message, and its last lines and replay command as text. Each
-// pinned regression is a testcase pinned=NAME. A nil *junitSuite ignores
+// pinned regression is a testcase pinned=NAME. A nil *JUnit ignores
 // everything.
-type junitSuite struct {
+type JUnit struct {
 	name     string // the world, with -profile and -set (configName)
 	cases    []junitCase
 	failures int
 	wallNs   int64
 }
 
-// The XML, in the schema that Jenkins, GitLab and GitHub's JUnit actions
+// The XML (JUnitXML the document), in the schema that Jenkins, GitLab and GitHub's JUnit actions
 // read.
 type (
-	junitTestsuites struct {
+	JUnitXML struct {
 		XMLName  xml.Name        `xml:"testsuites"`
 		Name     string          `xml:"name,attr"`
 		Tests    int             `xml:"tests,attr"`
@@ -61,18 +61,23 @@ type (
 // seconds writes a wall time as JUnit does: seconds, to the millisecond.
 func seconds(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e9) }
 
-// add adds one seed's (or pinned regression's) testcase.
-func (j *junitSuite) add(name string, res *engine.Result, replay, schedule string) {
+// NewJUnit starts the JUnit file of a sweep of the world named name
+// (engine.ConfigName).
+func NewJUnit(name string) *JUnit { return &JUnit{name: name} }
+
+// Add adds one seed's (or pinned regression's) testcase.
+func (j *JUnit) Add(name string, rec *Record, replay, schedule string) {
 	if j == nil {
 		return
 	}
+	res := &rec.Line
 	c := junitCase{Name: name, Classname: j.name, Time: seconds(res.WallNs)}
 	j.wallNs += res.WallNs
 	if !res.Passed {
 		j.failures++
 		var b strings.Builder
-		fmt.Fprintf(&b, "seed %d failed at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)
-		for _, l := range failureLines(res, 8) {
+		fmt.Fprintf(&b, "seed %d failed at t=%s: %s: %s\n", res.Seed, time.Duration(res.SimNs), res.Class, res.Reason)
+		for _, l := range rec.FailureLines(8) {
 			fmt.Fprintf(&b, "  %s\n", l.String())
 		}
 		if replay != "" {
@@ -86,9 +91,9 @@ func (j *junitSuite) add(name string, res *engine.Result, replay, schedule strin
 	j.cases = append(j.cases, c)
 }
 
-// write writes the file whole, atomically.
-func (j *junitSuite) write(path string) error {
-	doc := junitTestsuites{Name: "seedfall", Tests: len(j.cases), Failures: j.failures, Time: seconds(j.wallNs),
+// Write writes the file whole, atomically.
+func (j *JUnit) Write(path string) error {
+	doc := JUnitXML{Name: "seedfall", Tests: len(j.cases), Failures: j.failures, Time: seconds(j.wallNs),
 		Suites: []junitXMLSuite{{Name: j.name, Tests: len(j.cases), Failures: j.failures, Time: seconds(j.wallNs), Cases: j.cases}}}
 	b, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {

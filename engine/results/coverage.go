@@ -1,9 +1,8 @@
-package main
+package results
 
 import (
 	"cmp"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -13,7 +12,7 @@ import (
 	"github.com/seedfall/seedfall/engine"
 )
 
-// coverage adds up the sim properties of a sweep's seeds, in the manner
+// Coverage adds up the sim properties of a sweep's seeds, in the manner
 // of Antithesis's property report: which properties held across the
 // sweep, and which never did (a Sometimes never true, a Reachable or an
 // Always never reached).
@@ -23,15 +22,15 @@ import (
 // sweep for that would teach people to ignore red. -require-coverage makes
 // it fail (exit 1), for long CI sweeps that must prove their faults reach
 // the code.
-type coverage struct {
-	require *bool
+type Coverage struct {
+	Require bool // -require-coverage: an unmet property fails the sweep
 	seeds   int
-	props   []*covProp // in order of first appearance, seeds in sweep order
-	index   map[[2]string]*covProp
+	props   []*Prop // in order of first appearance, seeds in sweep order
+	index   map[[2]string]*Prop
 }
 
-// covProp is one property over the sweep.
-type covProp struct {
+// Prop is one property over the sweep.
+type Prop struct {
 	Kind    string `json:"kind"`
 	Message string `json:"message"`
 	Site    string `json:"site"`
@@ -43,21 +42,26 @@ type covProp struct {
 	Hits    uint64 `json:"hits"`    // evaluations over the sweep
 }
 
-func coverageFlags(fs *flag.FlagSet) *coverage {
-	return &coverage{
-		require: fs.Bool("require-coverage", false, "fail the sweep when a Sometimes never held, or a Reachable or Always was never reached"),
-		index:   map[[2]string]*covProp{},
-	}
+// NewCoverage starts a sweep's coverage; with require, an unmet property
+// fails the sweep.
+func NewCoverage(require bool) *Coverage {
+	return &Coverage{Require: require, index: map[[2]string]*Prop{}}
 }
 
-// add counts one seed's result; call it in sweep order.
-func (c *coverage) add(res *engine.Result) {
+// Seeds is how many seeds were added.
+func (c *Coverage) Seeds() int { return c.seeds }
+
+// Props are the properties over the sweep, in the order Settle left them.
+func (c *Coverage) Props() []*Prop { return c.props }
+
+// Add counts one seed's properties; call it in sweep order.
+func (c *Coverage) Add(props []engine.Property) {
 	c.seeds++
-	for _, p := range res.Properties {
+	for _, p := range props {
 		k := [2]string{p.Kind, p.Message}
 		cp := c.index[k]
 		if cp == nil {
-			cp = &covProp{Kind: p.Kind, Message: p.Message, Site: p.Site}
+			cp = &Prop{Kind: p.Kind, Message: p.Message, Site: p.Site}
 			c.index[k] = cp
 			c.props = append(c.props, cp)
 		}
@@ -77,12 +81,12 @@ func (c *coverage) add(res *engine.Result) {
 	}
 }
 
-// settle orders the properties, reached ones in the order the sweep met
+// Settle orders the properties, reached ones in the order the sweep met
 // them, then the rest, and sets their status; it returns why each has it,
 // in words, and how many are unmet. The table, the JSON and the HTML
 // report show the same.
-func (c *coverage) settle() (whys []string, unmet int) {
-	slices.SortStableFunc(c.props, func(a, b *covProp) int { return cmp.Compare(min(a.Reached, 1), min(b.Reached, 1)) * -1 })
+func (c *Coverage) Settle() (whys []string, unmet int) {
+	slices.SortStableFunc(c.props, func(a, b *Prop) int { return cmp.Compare(min(a.Reached, 1), min(b.Reached, 1)) * -1 })
 	whys = make([]string, len(c.props))
 	for i, p := range c.props {
 		p.Seeds = c.seeds
@@ -95,7 +99,7 @@ func (c *coverage) settle() (whys []string, unmet int) {
 }
 
 // status says how a property fared over the sweep, and why in words.
-func (p *covProp) status() (status, why string) {
+func (p *Prop) status() (status, why string) {
 	reached := fmt.Sprintf("reached in %d of %d seeds", p.Reached, p.Seeds)
 	switch p.Kind {
 	case engine.PropAlways, engine.PropAlwaysOrUnreachable:
@@ -130,21 +134,21 @@ func (p *covProp) status() (status, why string) {
 	return "ok", reached
 }
 
-// write prints the coverage table (or, with asJSON, one final
+// Write prints the coverage table (or, with asJSON, one final
 // {"coverage": [...]} object) when the sweep has properties, and says
 // whether -require-coverage fails the sweep.
-func (c *coverage) write(stdout, stderr io.Writer, asJSON bool) (fail bool) {
+func (c *Coverage) Write(stdout, stderr io.Writer, asJSON bool) (fail bool) {
 	if len(c.props) == 0 {
 		return false
 	}
-	whys, unmet := c.settle()
+	whys, unmet := c.Settle()
 	note := ""
 	if unmet > 0 {
 		note = "1 property never held across the sweep"
 		if unmet > 1 {
 			note = fmt.Sprintf("%d properties never held across the sweep", unmet)
 		}
-		if *c.require {
+		if c.Require {
 			note += " (-require-coverage)"
 		} else {
 			note += "; this does not fail the sweep, -require-coverage would"
@@ -152,13 +156,13 @@ func (c *coverage) write(stdout, stderr io.Writer, asJSON bool) (fail bool) {
 	}
 	if asJSON {
 		b, _ := json.Marshal(struct {
-			Coverage []*covProp `json:"coverage"`
+			Coverage []*Prop `json:"coverage"`
 		}{c.props})
 		fmt.Fprintf(stdout, "%s\n", b)
 		if note != "" {
 			fmt.Fprintf(stderr, "seedfall: %s\n", note)
 		}
-		return unmet > 0 && *c.require
+		return unmet > 0 && c.Require
 	}
 	fmt.Fprintf(stdout, "property coverage over %s:\n", plural(c.seeds, "seed"))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
@@ -173,5 +177,5 @@ func (c *coverage) write(stdout, stderr io.Writer, asJSON bool) (fail bool) {
 	if note != "" {
 		fmt.Fprintln(stdout, note)
 	}
-	return unmet > 0 && *c.require
+	return unmet > 0 && c.Require
 }

@@ -1,4 +1,4 @@
-package main
+package results
 
 import (
 	"bufio"
@@ -12,11 +12,11 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/seedfall/seedfall/cmd/seedfall/internal/report"
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/engine/trace"
+	"github.com/seedfall/seedfall/engine/world"
 )
 
 // A results directory keeps a sweep (or one shard of it) as it runs, for
@@ -40,40 +40,41 @@ import (
 // failures.jsonl line are written before its results.jsonl line, so a seed
 // in results.jsonl has them.
 const (
-	resultsMetaFile     = "run.json"
-	resultsLinesFile    = "results.jsonl"
-	resultsFailuresFile = "failures.jsonl"
-	resultsPinnedFile   = "pinned.jsonl"
-	resultsCoverageFile = "coverage.json"
-	resultsTriageFile   = "triage.json"
-	resultsCompleteFile = "complete.json"
-	resultsSchedulesDir = "schedules"
-	resultsHistoriesDir = "histories"
+	MetaFile     = "run.json"
+	LinesFile    = "results.jsonl"
+	FailuresFile = "failures.jsonl"
+	PinnedFile   = "pinned.jsonl"
+	CoverageFile = "coverage.json"
+	TriageFile   = "triage.json"
+	CompleteFile = "complete.json"
+	SchedulesDir = "schedules"
+	HistoriesDir = "histories"
 )
 
-// resultsFormat names the layout in run.json; a reader refuses another.
-const resultsFormat = "seedfall results 1"
+// Format names the layout in run.json; a reader refuses another.
+const Format = "seedfall results 1"
 
-// keptLines is how many failing seeds of a results directory keep their
-// output lines (in failures.jsonl): as many as the HTML report draws, so
-// that merge prints and draws what one sweep would. The first failures of
-// a merged sweep are among the first of each shard's.
-const keptLines = report.MaxDetailed
+// KeptLines is how many failing seeds of a results directory keep their
+// output lines (in failures.jsonl): as many as the HTML report draws
+// (report.MaxDetailed, which the CLI checks is the same), so that merge
+// prints and draws what one sweep would. The first failures of a merged
+// sweep are among the first of each shard's.
+const KeptLines = 50
 
-// resultsMeta is run.json: what the directory holds, and of what.
-type resultsMeta struct {
+// Meta is run.json: what the directory holds, and of what.
+type Meta struct {
 	Format string `json:"format"`
 	// Seedfall is the version that ran the seeds (seedfall version).
 	Seedfall string        `json:"seedfall"`
-	World    worldIdentity `json:"world"`
+	World    WorldIdentity `json:"world"`
 	// Build is each program's compiled module, in world order, upgrades
 	// after the program they upgrade.
-	Build []programBuild `json:"build"`
+	Build []ProgramBuild `json:"build"`
 	// Seeds is the whole -seeds list, as -seeds takes it, and Total how
 	// many seeds it names; a shard holds some of them.
 	Seeds string     `json:"seeds"`
 	Total int        `json:"total"`
-	Shard *shardMeta `json:"shard,omitempty"`
+	Shard *ShardMeta `json:"shard,omitempty"`
 	// Count is how many seeds this directory is to hold.
 	Count int `json:"count"`
 	// Pinned: the pinned regressions ran first (pinned.jsonl).
@@ -82,9 +83,9 @@ type resultsMeta struct {
 	Nodes []string `json:"nodes"`
 }
 
-// worldIdentity says which world ran: two directories merge only when
+// WorldIdentity says which world ran: two directories merge only when
 // their Hash is the same.
-type worldIdentity struct {
+type WorldIdentity struct {
 	Name string `json:"name"` // the world file's name, with -profile and -set (configName)
 	Args string `json:"args"` // -c, -profile and -set as a command line, for printed commands
 	// Hash is the SHA-256 of Resolved: the world after extends, the
@@ -93,21 +94,21 @@ type worldIdentity struct {
 	Resolved json.RawMessage `json:"resolved"`
 }
 
-// programBuild is one program's compiled module.
-type programBuild struct {
+// ProgramBuild is one program's compiled module.
+type ProgramBuild struct {
 	Program string `json:"program"` // its name; "NAME upgrade_to" for an upgrade
 	Hash    string `json:"sha256"`  // of the wasm module that ran
 }
 
-// shardMeta is -shard K/N.
-type shardMeta struct {
+// ShardMeta is -shard K/N.
+type ShardMeta struct {
 	Index int    `json:"index"` // K, from 1
 	Count int    `json:"count"` // N
 	From  string `json:"from,omitempty"`
 }
 
-// completeMark is complete.json: every seed ran.
-type completeMark struct {
+// CompleteMark is complete.json: every seed ran.
+type CompleteMark struct {
 	Seeds         int   `json:"seeds"`
 	Passed        int   `json:"passed"`
 	Failed        int   `json:"failed"`
@@ -115,18 +116,18 @@ type completeMark struct {
 	WallNs        int64 `json:"wall_ns"` // the sweep's real time, start to end
 }
 
-// failureRecord is one line of failures.jsonl.
-type failureRecord struct {
+// FailureRecord is one line of failures.jsonl.
+type FailureRecord struct {
 	Seed    uint64 `json:"seed"`
 	Replay  string `json:"replay"`            // the command run printed
 	History string `json:"history,omitempty"` // the history page run named, next to the world file
-	// Lines are the run's output lines, for the first keptLines failing
+	// Lines are the run's output lines, for the first KeptLines failing
 	// seeds of the directory.
-	Lines []lineRecord `json:"lines,omitempty"`
+	Lines []LineRecord `json:"lines,omitempty"`
 }
 
-// lineRecord is a trace.Line.
-type lineRecord struct {
+// LineRecord is a trace.Line.
+type LineRecord struct {
 	At   int64  `json:"at"`
 	Node string `json:"node"`
 	Inc  int    `json:"inc"`
@@ -134,15 +135,17 @@ type lineRecord struct {
 	Text string `json:"text"`
 }
 
-func linesRecord(lines []trace.Line) []lineRecord {
-	out := make([]lineRecord, len(lines))
+// LinesRecord is lines as failures.jsonl keeps them.
+func LinesRecord(lines []trace.Line) []LineRecord {
+	out := make([]LineRecord, len(lines))
 	for i, l := range lines {
-		out[i] = lineRecord{At: l.At, Node: l.Node, Inc: l.Inc, Kind: string(rune(l.Kind)), Text: l.Text}
+		out[i] = LineRecord{At: l.At, Node: l.Node, Inc: l.Inc, Kind: string(rune(l.Kind)), Text: l.Text}
 	}
 	return out
 }
 
-func (r *failureRecord) lines() []trace.Line {
+// TraceLines are the lines a failure record kept, as the run printed them.
+func (r *FailureRecord) TraceLines() []trace.Line {
 	if r == nil || len(r.Lines) == 0 {
 		return nil
 	}
@@ -157,34 +160,35 @@ func (r *failureRecord) lines() []trace.Line {
 	return out
 }
 
-// pinnedRecord is one line of pinned.jsonl: a pinned regression replayed.
-type pinnedRecord struct {
+// PinnedRecord is one line of pinned.jsonl: a pinned regression replayed.
+type PinnedRecord struct {
 	Name   string          `json:"name"`
 	Path   string          `json:"path"`   // its schedule
 	Replay string          `json:"replay"` // the command run printed
 	Result json.RawMessage `json:"result"` // its run -json object
 }
 
-// identity is the world and build identity of a session, for run.json.
-func (s *session) identity() (worldIdentity, []programBuild, error) {
-	resolved, err := s.w.Resolved(false)
+// Identity is the world and build identity of a prepared world, for
+// run.json; args are the flags that name the world, as a command line.
+func Identity(w *world.World, p *engine.Prepared, args string) (WorldIdentity, []ProgramBuild, error) {
+	resolved, err := w.Resolved(false)
 	if err != nil {
-		return worldIdentity{}, nil, err
+		return WorldIdentity{}, nil, err
 	}
 	sum := sha256.Sum256(resolved)
-	id := worldIdentity{Name: s.configName(), Args: s.args, Hash: hex.EncodeToString(sum[:]), Resolved: resolved}
-	var build []programBuild
-	for _, p := range s.p.Programs {
-		build = append(build, programBuild{Program: p.Name, Hash: p.Hash})
+	id := WorldIdentity{Name: engine.ConfigName(w), Args: args, Hash: hex.EncodeToString(sum[:]), Resolved: resolved}
+	var build []ProgramBuild
+	for _, p := range p.Programs {
+		build = append(build, ProgramBuild{Program: p.Name, Hash: p.Hash})
 		if p.Upgrade != nil {
-			build = append(build, programBuild{Program: p.Name + " upgrade_to", Hash: p.Upgrade.Hash})
+			build = append(build, ProgramBuild{Program: p.Name + " upgrade_to", Hash: p.Upgrade.Hash})
 		}
 	}
 	return id, build, nil
 }
 
-// resultsWriter appends a sweep to a results directory as it runs.
-type resultsWriter struct {
+// Writer appends a sweep to a results directory as it runs.
+type Writer struct {
 	dir                       string
 	results, failures, pinned *os.File
 	kept                      int // failing seeds whose lines were kept
@@ -192,35 +196,35 @@ type resultsWriter struct {
 	err                       error
 }
 
-// createResults starts a results directory: it makes dir, removes what an
+// Create starts a results directory: it makes dir, removes what an
 // earlier run left there (a task that runs again starts afresh), and
 // writes run.json. Nothing but the files of a results directory is
 // touched.
-func createResults(dir string, meta *resultsMeta) (*resultsWriter, error) {
+func Create(dir string, meta *Meta) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("-out: %w", err)
 	}
 	// complete.json first: a directory killed while it starts again must
 	// not look complete.
-	for _, f := range []string{resultsCompleteFile, resultsMetaFile, resultsLinesFile, resultsFailuresFile, resultsPinnedFile,
-		resultsCoverageFile, resultsTriageFile, resultsSchedulesDir, resultsHistoriesDir} {
+	for _, f := range []string{CompleteFile, MetaFile, LinesFile, FailuresFile, PinnedFile,
+		CoverageFile, TriageFile, SchedulesDir, HistoriesDir} {
 		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
 			return nil, fmt.Errorf("-out: %w", err)
 		}
 	}
-	meta.Format = resultsFormat
+	meta.Format = Format
 	b, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return nil, err
 	}
-	if err := fsutil.WriteFile(filepath.Join(dir, resultsMetaFile), append(b, '\n'), 0o644); err != nil {
+	if err := fsutil.WriteFile(filepath.Join(dir, MetaFile), append(b, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("-out: %w", err)
 	}
-	w := &resultsWriter{dir: dir}
+	w := &Writer{dir: dir}
 	for _, f := range []struct {
 		name string
 		to   **os.File
-	}{{resultsLinesFile, &w.results}, {resultsFailuresFile, &w.failures}, {resultsPinnedFile, &w.pinned}} {
+	}{{LinesFile, &w.results}, {FailuresFile, &w.failures}, {PinnedFile, &w.pinned}} {
 		if *f.to, err = os.OpenFile(filepath.Join(dir, f.name), os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644); err != nil {
 			w.close()
 			return nil, fmt.Errorf("-out: %w", err)
@@ -252,27 +256,27 @@ func writeReplacing(path string, data []byte) error {
 	return os.Rename(tmp, path)
 }
 
-// seed adds one seed: its run -json line, and for a failing seed its
+// Seed adds one seed: its run -json line, and for a failing seed its
 // record, schedule and history page (any may be nil). The first error
-// stops the writing and is kept for done.
-func (w *resultsWriter) seed(seed uint64, line []byte, fail *failureRecord, schedule, history []byte) {
+// stops the writing and is kept for Finish.
+func (w *Writer) Seed(seed uint64, line []byte, fail *FailureRecord, schedule, history []byte) {
 	if w == nil || w.err != nil {
 		return
 	}
 	w.err = func() error {
 		if fail != nil {
 			if schedule != nil {
-				if err := writeReplacing(filepath.Join(w.dir, resultsSchedulesDir, fmt.Sprintf("seed-%d.faults.json", seed)), schedule); err != nil {
+				if err := writeReplacing(filepath.Join(w.dir, SchedulesDir, fmt.Sprintf("seed-%d.faults.json", seed)), schedule); err != nil {
 					return err
 				}
 			}
 			if history != nil {
-				if err := writeReplacing(filepath.Join(w.dir, resultsHistoriesDir, fmt.Sprintf("seed-%d.history.html", seed)), history); err != nil {
+				if err := writeReplacing(filepath.Join(w.dir, HistoriesDir, fmt.Sprintf("seed-%d.history.html", seed)), history); err != nil {
 					return err
 				}
 			}
 			rec := *fail
-			if w.kept >= keptLines {
+			if w.kept >= KeptLines {
 				rec.Lines = nil
 			}
 			w.kept++
@@ -289,8 +293,8 @@ func (w *resultsWriter) seed(seed uint64, line []byte, fail *failureRecord, sche
 	}()
 }
 
-// pinnedRun adds a pinned regression's replay.
-func (w *resultsWriter) pinnedRun(rec pinnedRecord) {
+// PinnedRun adds a pinned regression's replay.
+func (w *Writer) PinnedRun(rec PinnedRecord) {
 	if w == nil || w.err != nil {
 		return
 	}
@@ -301,8 +305,8 @@ func (w *resultsWriter) pinnedRun(rec pinnedRecord) {
 	w.err = err
 }
 
-// writeJSON writes one of the directory's JSON files whole.
-func (w *resultsWriter) writeJSON(name string, v any) {
+// WriteJSON writes one of the directory's JSON files whole.
+func (w *Writer) WriteJSON(name string, v any) {
 	if w == nil || w.err != nil {
 		return
 	}
@@ -313,9 +317,9 @@ func (w *resultsWriter) writeJSON(name string, v any) {
 	w.err = err
 }
 
-// finish closes the files; with a mark, after syncing the lines, it writes
+// Finish closes the files; with a mark, after syncing the lines, it writes
 // complete.json. It returns the first error of the directory's writing.
-func (w *resultsWriter) finish(mark *completeMark) error {
+func (w *Writer) Finish(mark *CompleteMark) error {
 	if w == nil {
 		return nil
 	}
@@ -327,19 +331,19 @@ func (w *resultsWriter) finish(mark *completeMark) error {
 		}
 		if w.err == nil {
 			b, _ := json.MarshalIndent(mark, "", "  ")
-			w.err = fsutil.WriteFile(filepath.Join(w.dir, resultsCompleteFile), append(b, '\n'), 0o644)
+			w.err = fsutil.WriteFile(filepath.Join(w.dir, CompleteFile), append(b, '\n'), 0o644)
 		}
 	}
 	if err := w.close(); err != nil && w.err == nil {
 		w.err = err
 	}
 	if w.err != nil {
-		return fmt.Errorf("-out %s: %w", displayPath(w.dir), w.err)
+		return fmt.Errorf("-out %s: %w", DisplayPath(w.dir), w.err)
 	}
 	return nil
 }
 
-func (w *resultsWriter) close() error {
+func (w *Writer) close() error {
 	var first error
 	for _, f := range []*os.File{w.results, w.failures, w.pinned} {
 		if f != nil {
@@ -352,57 +356,57 @@ func (w *resultsWriter) close() error {
 	return first
 }
 
-// resultsDir is a results directory as a reader finds it.
-type resultsDir struct {
-	path     string // as found, for messages
-	meta     resultsMeta
-	complete *completeMark // nil: the run that wrote it did not finish
-	pinned   []pinnedRecord
+// Dir is a results directory as a reader finds it.
+type Dir struct {
+	Path     string // as found, for messages
+	Meta     Meta
+	Complete *CompleteMark // nil: the run that wrote it did not finish
+	Pinned   []PinnedRecord
 }
 
-// errNotResults means a directory has no run.json.
-var errNotResults = errors.New("not a results directory")
+// ErrNotResults means a directory has no run.json.
+var ErrNotResults = errors.New("not a results directory")
 
-// readResultsDir reads a results directory's run.json, complete.json and
-// pinned.jsonl; its seeds are read as they are merged (seedReader).
-func readResultsDir(path string) (*resultsDir, error) {
-	b, err := os.ReadFile(filepath.Join(path, resultsMetaFile))
+// ReadDir reads a results directory's run.json, complete.json and
+// pinned.jsonl; its seeds are read as they are merged (SeedReader).
+func ReadDir(path string) (*Dir, error) {
+	b, err := os.ReadFile(filepath.Join(path, MetaFile))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, errNotResults
+		return nil, ErrNotResults
 	} else if err != nil {
 		return nil, err
 	}
-	d := &resultsDir{path: path}
-	if err := json.Unmarshal(b, &d.meta); err != nil {
-		return nil, fmt.Errorf("%s: %v", filepath.Join(path, resultsMetaFile), err)
+	d := &Dir{Path: path}
+	if err := json.Unmarshal(b, &d.Meta); err != nil {
+		return nil, fmt.Errorf("%s: %v", filepath.Join(path, MetaFile), err)
 	}
-	if d.meta.Format != resultsFormat {
-		return nil, fmt.Errorf("%s: format %q, not %q: it was written by another seedfall; merge it with that one", filepath.Join(path, resultsMetaFile), d.meta.Format, resultsFormat)
+	if d.Meta.Format != Format {
+		return nil, fmt.Errorf("%s: format %q, not %q: it was written by another seedfall; merge it with that one", filepath.Join(path, MetaFile), d.Meta.Format, Format)
 	}
-	if b, err := os.ReadFile(filepath.Join(path, resultsCompleteFile)); err == nil {
-		var m completeMark
+	if b, err := os.ReadFile(filepath.Join(path, CompleteFile)); err == nil {
+		var m CompleteMark
 		if err := json.Unmarshal(b, &m); err != nil {
-			return nil, fmt.Errorf("%s: %v", filepath.Join(path, resultsCompleteFile), err)
+			return nil, fmt.Errorf("%s: %v", filepath.Join(path, CompleteFile), err)
 		}
-		d.complete = &m
+		d.Complete = &m
 	}
-	err = eachLine(filepath.Join(path, resultsPinnedFile), func(line []byte, at string) error {
-		var p pinnedRecord
+	err = eachLine(filepath.Join(path, PinnedFile), func(line []byte, at string) error {
+		var p PinnedRecord
 		if err := json.Unmarshal(line, &p); err != nil {
 			return fmt.Errorf("%s: %v", at, err)
 		}
-		d.pinned = append(d.pinned, p)
+		d.Pinned = append(d.Pinned, p)
 		return nil
 	})
 	return d, err
 }
 
-// name is how messages call the directory: "shard 2 of 3 (DIR)", or DIR.
-func (d *resultsDir) name() string {
-	if sh := d.meta.Shard; sh != nil {
-		return fmt.Sprintf("shard %d of %d (%s)", sh.Index, sh.Count, displayPath(d.path))
+// Name is how messages call the directory: "shard 2 of 3 (DIR)", or DIR.
+func (d *Dir) Name() string {
+	if sh := d.Meta.Shard; sh != nil {
+		return fmt.Sprintf("shard %d of %d (%s)", sh.Index, sh.Count, DisplayPath(d.Path))
 	}
-	return displayPath(d.path)
+	return DisplayPath(d.Path)
 }
 
 // lineReader reads the whole lines of a JSON-lines file; a last line
@@ -441,7 +445,7 @@ func (lr *lineReader) next() ([]byte, error) {
 }
 
 // at is "file:line" of the line last read.
-func (lr *lineReader) at() string { return fmt.Sprintf("%s:%d", displayPath(lr.path), lr.n) }
+func (lr *lineReader) at() string { return fmt.Sprintf("%s:%d", DisplayPath(lr.path), lr.n) }
 
 func (lr *lineReader) close() {
 	if lr.f != nil {
@@ -467,87 +471,90 @@ func eachLine(path string, fn func(line []byte, at string) error) error {
 	}
 }
 
-// seedReader reads the seeds of a results directory in order, each with
+// SeedReader reads the seeds of a results directory in order, each with
 // what a sweep prints of it.
-type seedReader struct {
-	d                 *resultsDir
+type SeedReader struct {
+	d                 *Dir
 	results, failures *lineReader
 	n                 int  // seeds read
 	files             bool // read each failing seed's schedule and history page, to copy them
 }
 
-func (d *resultsDir) seeds(files bool) (*seedReader, error) {
-	r := &seedReader{d: d, files: files}
+// Seeds reads the directory's seeds in order; with files, each failing
+// seed's record holds its schedule and history page as files, to copy.
+func (d *Dir) Seeds(files bool) (*SeedReader, error) {
+	r := &SeedReader{d: d, files: files}
 	var err error
-	if r.results, err = openLines(filepath.Join(d.path, resultsLinesFile)); err != nil {
+	if r.results, err = openLines(filepath.Join(d.Path, LinesFile)); err != nil {
 		return nil, err
 	}
-	if r.failures, err = openLines(filepath.Join(d.path, resultsFailuresFile)); err != nil {
+	if r.failures, err = openLines(filepath.Join(d.Path, FailuresFile)); err != nil {
 		r.results.close()
 		return nil, err
 	}
 	return r, nil
 }
 
-func (r *seedReader) close() {
+// Close closes the directory's files.
+func (r *SeedReader) Close() {
 	r.results.close()
 	r.failures.close()
 }
 
-// next returns the next seed, or nil at the end of the whole lines.
-func (r *seedReader) next() (*seedOutcome, error) {
+// Next returns the next seed, or nil at the end of the whole lines.
+func (r *SeedReader) Next() (*Record, error) {
 	line, err := r.results.next()
 	if err != nil || line == nil {
 		return nil, err
 	}
-	var jr jsonResult
-	if err := json.Unmarshal(line, &jr); err != nil {
+	var l Line
+	if err := json.Unmarshal(line, &l); err != nil {
 		return nil, fmt.Errorf("%s: %v: the directory is damaged", r.results.at(), err)
 	}
 	r.n++
-	res := &engine.Result{Seed: jr.Seed, Passed: jr.Passed, Class: jr.Class, Reason: jr.Reason, Node: jr.Node,
-		SimNs: jr.SimNs, WallNs: jr.WallNs, Steps: jr.Steps, Digest: jr.Digest, History: jr.History, Properties: jr.Properties,
-		Schedule: &faults.Schedule{Seed: jr.Seed}}
-	oc := &seedOutcome{res: res, line: bytes.Clone(line), schedule: jr.Schedule}
-	if jr.Passed {
-		return oc, nil
+	rec := &Record{Line: l, Raw: bytes.Clone(line), Schedule: &faults.Schedule{Seed: l.Seed}}
+	if l.Passed {
+		return rec, nil
 	}
 	fl, err := r.failures.next()
 	if err != nil {
 		return nil, err
 	}
-	var fr failureRecord
+	var fr FailureRecord
 	if fl == nil {
-		return nil, fmt.Errorf("%s: seed %d failed but %s has no line for it: the directory is damaged", r.results.at(), jr.Seed, displayPath(r.failures.path))
+		return nil, fmt.Errorf("%s: seed %d failed but %s has no line for it: the directory is damaged", r.results.at(), l.Seed, DisplayPath(r.failures.path))
 	}
 	if err := json.Unmarshal(fl, &fr); err != nil {
 		return nil, fmt.Errorf("%s: %v: the directory is damaged", r.failures.at(), err)
 	}
-	if fr.Seed != jr.Seed {
-		return nil, fmt.Errorf("%s is about seed %d, where %s has seed %d: the directory is damaged", r.failures.at(), fr.Seed, r.results.at(), jr.Seed)
+	if fr.Seed != l.Seed {
+		return nil, fmt.Errorf("%s is about seed %d, where %s has seed %d: the directory is damaged", r.failures.at(), fr.Seed, r.results.at(), l.Seed)
 	}
-	oc.replay, oc.history = fr.Replay, fr.History
-	res.Lines = fr.lines()
+	rec.Replay, rec.History = fr.Replay, fr.History
+	rec.Lines = fr.TraceLines()
 	// The report draws the schedules of the first failures, which are
 	// among the first of each directory; a merged -out copies them all.
-	if detailed := r.failures.n <= keptLines; detailed || r.files {
-		if b, err := os.ReadFile(r.schedulePath(jr.Seed)); err == nil {
-			if sch, err := faults.Parse(displayPath(r.schedulePath(jr.Seed)), b); err == nil && detailed {
-				res.Schedule = sch
+	if detailed := r.failures.n <= KeptLines; detailed || r.files {
+		if b, err := os.ReadFile(r.schedulePath(l.Seed)); err == nil {
+			if sch, err := faults.Parse(DisplayPath(r.schedulePath(l.Seed)), b); err == nil && detailed {
+				rec.Schedule = sch
 			}
 			if r.files {
-				oc.scheduleJSON = b
+				rec.ScheduleJSON = b
 			}
 		}
 	}
 	if r.files {
-		if b, err := os.ReadFile(filepath.Join(r.d.path, resultsHistoriesDir, fmt.Sprintf("seed-%d.history.html", jr.Seed))); err == nil {
-			oc.historyHTML = b
+		if b, err := os.ReadFile(filepath.Join(r.d.Path, HistoriesDir, fmt.Sprintf("seed-%d.history.html", l.Seed))); err == nil {
+			rec.HistoryHTML = b
 		}
 	}
-	return oc, nil
+	return rec, nil
 }
 
-func (r *seedReader) schedulePath(seed uint64) string {
-	return filepath.Join(r.d.path, resultsSchedulesDir, fmt.Sprintf("seed-%d.faults.json", seed))
+// N is how many seeds the reader has read.
+func (r *SeedReader) N() int { return r.n }
+
+func (r *SeedReader) schedulePath(seed uint64) string {
+	return filepath.Join(r.d.Path, SchedulesDir, fmt.Sprintf("seed-%d.faults.json", seed))
 }
