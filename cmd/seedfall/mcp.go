@@ -330,6 +330,12 @@ type runIn struct {
 	Seeds    seedsArg `json:"seeds" jsonschema:"the seeds: \"1-500\", \"2-3,9\" or one number"`
 	Parallel int      `json:"parallel,omitempty" jsonschema:"worlds run at once; default: one per core"`
 	Pinned   bool     `json:"pinned,omitempty" jsonschema:"replay the pinned regressions first (default true)"`
+	// What run's flags of the same names keep of the sweep.
+	RequireCoverage bool   `json:"require_coverage,omitempty" jsonschema:"fail the sweep when a Sometimes never held, or a Reachable or Always was never reached (run -require-coverage)"`
+	Baseline        string `json:"baseline,omitempty" jsonschema:"triage the failures against earlier results: a results directory that out wrote (run -baseline)"`
+	Out             string `json:"out,omitempty" jsonschema:"write the results to this directory, for seedfall merge and baseline (run -out)"`
+	JUnit           string `json:"junit,omitempty" jsonschema:"write the seeds as JUnit XML to this file (run -junit)"`
+	Report          string `json:"report,omitempty" jsonschema:"write an HTML report of the sweep to this file (run -report)"`
 }
 
 type replayIn struct {
@@ -480,6 +486,13 @@ type runReport struct {
 	FailedSeeds   []uint64      `json:"failed_seeds"`
 	Failures      []seedFailure `json:"failures"`
 	PinnedFailing int           `json:"pinned_failing,omitempty"`
+	// Coverage is the sim properties over the seeds, as run -json's last
+	// {"coverage": ...} line gives them; Triage, with baseline, the
+	// findings against it, as run -json's {"triage": ...} line.
+	Coverage []*results.Prop `json:"coverage,omitempty"`
+	Triage   *results.Triage `json:"triage,omitempty"`
+	// Out is the results directory written, with out.
+	Out string `json:"out,omitempty"`
 }
 
 // seedFailure is a failing seed, with how to replay it.
@@ -493,6 +506,9 @@ type seedFailure struct {
 // the structured result (the text details as many as seedfall run does).
 const mcpDetailedFailures = 20
 
+// toolRun is seedfall run: the same sweep (sweepSeeds), printed to the
+// call's text as run prints it, with its coverage, triage, report, JUnit
+// file and results directory.
 func toolRun(c *toolCall, in runIn) (any, error) {
 	if err := c.use(in.worldIn, nil); err != nil {
 		return nil, err
@@ -506,52 +522,62 @@ func toolRun(c *toolCall, in runIn) (any, error) {
 		parallel = defaultParallel()
 	}
 	parallel = min(parallel, maxParallel)
+	a := sweepArgs{list: list, parallel: parallel, pinned: in.Pinned, requireCoverage: in.RequireCoverage}
+	for _, f := range []struct {
+		arg  string
+		path string
+		to   *string
+	}{{"out", in.Out, &a.out}, {"junit", in.JUnit, &a.junit}, {"report", in.Report, &a.reportPath}, {"baseline", in.Baseline, nil}} {
+		p, err := c.confine(f.arg, f.path)
+		if err != nil {
+			return nil, err
+		}
+		if f.to != nil {
+			*f.to = p
+		}
+	}
+	if a.baseline, err = results.LoadBaseline(in.Baseline, &c.notes); err != nil {
+		return nil, err
+	}
 	s, err := c.session()
 	if err != nil {
 		return nil, err
 	}
-	rep := runReport{Seeds: list.Len(), FailedSeeds: []uint64{}, Failures: []seedFailure{}}
-	if in.Pinned {
-		if rep.PinnedFailing, err = s.runPinned(c.ctx, &c.text, false); err != nil {
-			return nil, err
-		}
-	}
+	rep := runReport{Seeds: list.Len(), FailedSeeds: []uint64{}, Failures: []seedFailure{}, Out: a.out}
 	token := c.req.Params.GetProgressToken()
 	last := time.Now()
-	done, total := 0, list.Len()
-	var failed seedTally
-	_, err = s.sweep(c.ctx, list, parallel, nil, func(res *engine.Result) {
-		done++
-		if token != nil && (time.Since(last) >= mcpProgressEvery || done == total) && c.ctx.Err() == nil {
-			last = time.Now()
-			c.req.Session.NotifyProgress(c.ctx, &mcp.ProgressNotificationParams{ProgressToken: token,
-				Progress: float64(done), Total: float64(total), Message: fmt.Sprintf("%d of %d seeds, %d failed", done, total, rep.Failed)})
-		}
+	a.each = func(rec *results.Record, res *engine.Result, done int) {
 		if res.Passed {
 			rep.Passed++
-			return
+		} else {
+			rep.Failed++
+			if len(rep.FailedSeeds) < mcpMaxSeedList {
+				rep.FailedSeeds = append(rep.FailedSeeds, res.Seed)
+			}
+			if rep.Failed <= mcpDetailedFailures {
+				f := seedFailure{Line: rec.Line, Replay: rec.Replay, LastLines: []string{}}
+				for _, l := range failureLines(res, 8) {
+					f.LastLines = append(f.LastLines, l.String())
+				}
+				rep.Failures = append(rep.Failures, f)
+			}
 		}
-		rep.Failed++
-		if len(rep.FailedSeeds) < mcpMaxSeedList {
-			rep.FailedSeeds = append(rep.FailedSeeds, res.Seed)
+		if token != nil && (time.Since(last) >= mcpProgressEvery || done == list.Len()) && c.ctx.Err() == nil {
+			last = time.Now()
+			c.req.Session.NotifyProgress(c.ctx, &mcp.ProgressNotificationParams{ProgressToken: token,
+				Progress: float64(done), Total: float64(list.Len()), Message: fmt.Sprintf("%d of %d seeds, %d failed", done, list.Len(), rep.Failed)})
 		}
-		failed.add(res.Seed)
-		schedule, replay, history := s.keepFailure(res) // run.go, as run does
-		printFailure(&c.text, res, rep.Failed, replay, history)
-		if rep.Failed > mcpDetailedFailures {
-			return
-		}
-		f := seedFailure{Line: results.NewLine(res, schedule), Replay: replay, LastLines: []string{}}
-		for _, l := range failureLines(res, 8) {
-			f.LastLines = append(f.LastLines, l.String())
-		}
-		rep.Failures = append(rep.Failures, f)
-	})
-	if err != nil {
+	}
+	o, err := s.sweepSeeds(c.ctx, a, &c.text, &c.notes)
+	if o != nil {
+		rep.PinnedFailing = o.PinnedFailing
+		rep.Coverage = o.Coverage.Props()
+		rep.Triage = o.tri
+	}
+	if err != nil && !errors.Is(err, errFailed) {
 		return nil, err
 	}
-	fmt.Fprintf(&c.text, "%d seeds: %d passed, %d failed%s\n", list.Len(), rep.Passed, rep.Failed, &failed)
-	return rep, nil
+	return rep, err
 }
 
 // replayReport is seedfall_replay's structured result.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -19,6 +20,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/seedfall/seedfall/engine/results"
 )
 
 // mcpProc is a `seedfall mcp` subprocess (the test binary, which
@@ -607,6 +610,24 @@ func TestMCPMatchesJSON(t *testing.T) {
 	}
 	for i, l := range lines {
 		same(fmt.Sprintf("run, seed %d", i+1), failures[i].(map[string]any), object(l))
+	}
+
+	// run keeps what the command keeps: with out, a results directory;
+	// with baseline, the triage, as run -json's last line gives it; and
+	// its text is what run prints, but for real times.
+	out := filepath.Join(dir, "mcp-results")
+	text, _ := tool("seedfall_run", map[string]any{"seeds": "1-3", "pinned": false, "out": out})
+	if _, err := results.ReadDir(out); err != nil {
+		t.Errorf("run with out: %v", err)
+	}
+	realTime := regexp.MustCompile(`[0-9.]+(µs|ms|s) real| in [0-9.]+(µs|ms|s) \([0-9]+ seeds/s\)`)
+	if cli := command(runCmd, "-seeds", "1-3", "-pinned=false"); realTime.ReplaceAllString(text, "") != realTime.ReplaceAllString(cli, "") {
+		t.Errorf("run: the tool's text\n%s\nthe command's\n%s", text, cli)
+	}
+	_, triaged := tool("seedfall_run", map[string]any{"seeds": "1-4", "pinned": false, "baseline": out})
+	lines = strings.Split(strings.TrimSpace(command(runCmd, "-seeds", "1-4", "-json", "-pinned=false", "-baseline", out)), "\n")
+	if want := object(lines[len(lines)-1])["triage"]; want == nil || !reflect.DeepEqual(triaged["triage"], want) {
+		t.Errorf("run with baseline: triage %v as a tool's result, %v as -json", triaged["triage"], want)
 	}
 
 	// replay: the result is replay -json's object, with more.

@@ -48,7 +48,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m := set.Dirs[0].Meta
-	o := newSweepOutput(stdout, stderr, *asJSON, set.Total, *cov, newSweepReportOf(*reportPath, m.World.Name, m.World.Args, m.Seedfall, m.Nodes), m.World, ra)
+	o := newSweepOutput(stdout, stderr, *asJSON, set.Total, *cov, newSweepReportOf(*reportPath, m.World.Name, m.World.Args, m.Seedfall, m.Nodes), m.World, *ra.junit)
 	o.Baseline, o.Findings = base, base.Findings()
 	if *ra.out != "" {
 		for _, d := range set.Dirs {

@@ -40,15 +40,16 @@ type sweepOutput struct {
 	size           int // seeds in the sweep: a sweep of one prints its PASS line, of more a summary
 	failedSeeds    seedTally
 	rep            *sweepReport
+	tri            *results.Triage // with a baseline, once finish made it
 }
 
 // newSweepOutput prepares a sweep's output; what ra asks for, past the
 // printing and the JUnit file, is added by the caller (Out, Baseline).
-func newSweepOutput(stdout, stderr io.Writer, asJSON bool, size int, requireCoverage bool, rep *sweepReport, world results.WorldIdentity, ra *resultsArgs) *sweepOutput {
+func newSweepOutput(stdout, stderr io.Writer, asJSON bool, size int, requireCoverage bool, rep *sweepReport, world results.WorldIdentity, junit string) *sweepOutput {
 	o := &sweepOutput{stdout: stdout, stderr: stderr, asJSON: asJSON, size: size, rep: rep}
 	o.Coverage = results.NewCoverage(requireCoverage)
-	if *ra.junit != "" {
-		o.JUnit, o.JUnitPath = results.NewJUnit(world.Name), *ra.junit
+	if junit != "" {
+		o.JUnit, o.JUnitPath = results.NewJUnit(world.Name), junit
 	}
 	return o
 }
@@ -88,6 +89,7 @@ func (o *sweepOutput) finish(elapsed time.Duration, stopped bool, ran, of int) e
 	}
 	unmet := o.Coverage.Write(o.stdout, o.stderr, o.asJSON)
 	tri := o.Triage()
+	o.tri = tri
 	if tri != nil {
 		tri.Write(o.stdout, o.asJSON)
 	}

@@ -78,7 +78,39 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	worldsAtOnce(*parallel) // after Prepare, which compiles programs side by side
 	defer s.close()
-	size := sh.Count(list.Len()) // the seeds this command runs
+	_, err = s.sweepSeeds(ctx, sweepArgs{list: list, shard: sh, parallel: *parallel, asJSON: *asJSON, pinned: *withPinned,
+		requireCoverage: *cov, reportPath: *reportPath, out: *ra.out, junit: *ra.junit, baseline: base,
+		runOptions: gprof.runOptions()}, stdout, stderr)
+	return err
+}
+
+// sweepArgs say what a sweep of seeds is to run, print and keep: run's
+// flags, or seedfall_run's arguments.
+type sweepArgs struct {
+	list            engine.Seeds
+	shard           results.Shard // the part of list to run; the zero Shard is all of it
+	parallel        int
+	asJSON          bool
+	pinned          bool // replay the pinned regressions first (in shard 1 only)
+	requireCoverage bool
+	reportPath      string            // -report
+	out, junit      string            // -out, -junit
+	baseline        *results.Baseline // -baseline, loaded; nil without
+	runOptions      func(seed uint64) (engine.RunOptions, error)
+	// each, if set, hears every seed of the list as it is printed, with
+	// the number of seeds done so far: seedfall_run's structured result
+	// and progress.
+	each func(rec *results.Record, res *engine.Result, done int)
+}
+
+// sweepSeeds runs a sweep in s and prints it to stdout, notes and progress
+// to stderr, with the coverage, triage, report, JUnit file and results
+// directory that a asks for. run and seedfall_run both use it, so both
+// print and keep the same. It returns what it printed and kept, once the
+// sweep began, and errFailed when the sweep fails.
+func (s *session) sweepSeeds(ctx context.Context, a sweepArgs, stdout, stderr io.Writer) (*sweepOutput, error) {
+	sh, list := a.shard, a.list
+	size := sh.Count(list.Len()) // the seeds this sweep runs
 	if !sh.Whole() {
 		from := ""
 		if sh.From != "" {
@@ -86,15 +118,15 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "seedfall: shard %d of %d%s: %d of the %s of -seeds %s\n", sh.K, sh.N, from, size, plural(list.Len(), "seed"), list)
 	}
-	pinned := *withPinned && sh.K <= 1 // the pinned regressions run in shard 1 only
+	pinned := a.pinned && sh.K <= 1 // the pinned regressions run in shard 1 only
 	id, build, err := results.Identity(s.w, s.p, s.args)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	o := newSweepOutput(stdout, stderr, *asJSON, size, *cov, newSweepReport(s, *reportPath), id, ra)
-	o.Baseline, o.Findings = base, base.Findings()
-	if *ra.out != "" {
-		dir := *ra.out
+	o := newSweepOutput(stdout, stderr, a.asJSON, size, a.requireCoverage, newSweepReport(s, a.reportPath), id, a.junit)
+	o.Baseline, o.Findings = a.baseline, a.baseline.Findings()
+	if a.out != "" {
+		dir := a.out
 		meta := &results.Meta{Seedfall: seedfallVersion(), World: id, Build: build, Seeds: list.String(), Total: list.Len(),
 			Count: size, Pinned: pinned}
 		if !sh.Whole() {
@@ -105,28 +137,28 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 			meta.Nodes = append(meta.Nodes, p.Name)
 		}
 		if o.Out, err = results.Create(dir, meta); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if pinned {
-		if _, err = s.runPinnedEach(ctx, stdout, *asJSON, o.Pinned); err != nil {
+		if _, err = s.runPinnedEach(ctx, stdout, a.asJSON, o.Pinned); err != nil {
 			if interrupted(ctx) {
 				fmt.Fprintf(stderr, "%s (while replaying the pinned regressions)\n", interruptedLine(0, size))
-				return errInterrupted
+				return nil, errInterrupted
 			}
-			return err
+			return nil, err
 		}
 	}
 
 	start := time.Now()
 	// Print in seed order, whatever order the workers finish in.
-	progress := isTerminal(stderr) && !*asJSON && size > 1
+	progress := isTerminal(stderr) && !a.asJSON && size > 1
 	var shown time.Time
 	var logp *logProgress
 	if size > 1 {
 		logp = startLogProgress(stderr) // logprogress.go: when stderr is not a terminal
 	}
-	ran, runErr := s.sweepSeq(ctx, sh.Seeds(list), *parallel, gprof.runOptions(), func(res *engine.Result) {
+	ran, runErr := s.sweepSeq(ctx, sh.Seeds(list), a.parallel, a.runOptions, func(res *engine.Result) {
 		defer func() { logp.seeds(o.Passed+o.Failed, size, o.Failed) }()
 		schedule, replay, history := "", s.replayCommand(res.Seed), ""
 		if !res.Passed {
@@ -142,11 +174,15 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 				rec.HistoryHTML = res.History.HTML
 			}
 		}
-		if progress && (!res.Passed || *asJSON) {
+		if progress && (!res.Passed || a.asJSON) {
 			fmt.Fprint(stderr, "\r\033[K") // the line about to be printed replaces it
 		}
 		o.seed(rec)
-		if done := o.Passed + o.Failed; progress && (time.Since(shown) > 100*time.Millisecond || done == size) {
+		done := o.Passed + o.Failed
+		if a.each != nil {
+			a.each(rec, res, done)
+		}
+		if progress && (time.Since(shown) > 100*time.Millisecond || done == size) {
 			shown = time.Now()
 			el := time.Since(start).Seconds()
 			fmt.Fprintf(stderr, "\r\033[K%d/%d seeds, %.0f seeds/s, %d failed", done, size, float64(done)/el, o.Failed)
@@ -158,9 +194,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	if runErr != nil {
 		o.Out.Finish(nil)
-		return runErr
+		return o, runErr
 	}
-	return o.finish(time.Since(start), interrupted(ctx) && ran < size, ran, size)
+	return o, o.finish(time.Since(start), interrupted(ctx) && ran < size, ran, size)
 }
 
 // detailedFailures is how many failing seeds of a sweep get their last
@@ -180,15 +216,4 @@ func (s *session) keepFailure(res *engine.Result) (schedule, replay, history str
 		schedule, replay = displayPath(path), s.replayWith(res.Seed, path)
 	}
 	return schedule, replay, s.historyShown(res, replay)
-}
-
-// printFailure prints the nth failing seed of a sweep: the first
-// detailedFailures with their last lines and the command that replays
-// them, the rest one line each, which keeps a long sweep readable.
-func printFailure(w io.Writer, res *engine.Result, nth int, replay, history string) {
-	if nth <= detailedFailures {
-		printResult(w, res, replay, history)
-		return
-	}
-	fmt.Fprintf(w, "FAIL seed %d at t=%s: %s: %s\n", res.Seed, simTime(res.SimNs), res.Class, res.Reason)
 }
