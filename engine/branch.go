@@ -54,13 +54,13 @@ func (r *runner) branch(b faults.Branch) {
 	if on("net") {
 		r.netR = rng.New(r.seedFor("net"), "net", -1)
 	}
+	for _, f := range r.fams {
+		if f.rekey != nil {
+			f.rekey(on) // disklatency
+		}
+	}
 	for _, n := range r.nodes {
 		name := n.prog.Name
-		if on("disklatency") && r.diskf != nil {
-			if dn := r.diskf.nodes[name]; dn != nil {
-				dn.latency = rng.ForName(r.seedFor("disklatency"), "disklatency", name)
-			}
-		}
 		if on("random") && n.up && n.wp != nil {
 			n.wp.Random = rng.ForName(r.seedFor("random"), "random", name, uint64(n.inc))
 		}

@@ -29,7 +29,7 @@ const KindPreempt = "preempt"
 const randomMaxCalls = 4096
 
 func init() {
-	register(family{name: "preempt", setup: (*runner).preemptSetup, process: (*runner).preemptProcess, end: (*runner).preemptEnd})
+	register(familyDef{name: "preempt", open: openPreempt})
 	faults.Register(faults.KindInfo{Name: KindPreempt, AtOp: true})
 	for _, f := range []string{"strategy", "interleave", "calls", "depth", "steps", "loops"} {
 		Implemented["preempt."+f] = true
@@ -86,11 +86,12 @@ func preemptGoroutine(m api.Module) bool {
 	return mem.Write(g+gPreempt, []byte{1}) && mem.WriteUint64Le(g+gStackguard0, stackPreempt)
 }
 
-// preemptRun is the preemption state of one run.
-type preemptRun struct {
+// preemptFamily is the preemption state of one run.
+type preemptFamily struct {
+	*env
 	strategy world.Strategy
 	nodes    map[string]*preemptNode // by program name
-	given    map[string][]uint64     // a replay's change points, by node
+	changes  map[string][]uint64     // a replay's change points, by node
 	// calib is each node's counted calls in the calibration run, when pct
 	// sizes its change points from them (preempt.steps "auto", pctauto.go).
 	calib map[string]uint64
@@ -113,46 +114,46 @@ type preemptNode struct {
 	counter api.MutableGlobal
 }
 
-func (r *runner) preemptSetup() error {
-	pr := &preemptRun{strategy: r.w.Preempt.Strategy, nodes: map[string]*preemptNode{}}
+func openPreempt(e *env) (family, error) {
+	pr := &preemptFamily{env: e, strategy: e.w.Preempt.Strategy, nodes: map[string]*preemptNode{}}
 	if pr.strategy == "" {
 		pr.strategy = world.StrategyNone
 	}
-	if r.given != nil {
-		pr.given = map[string][]uint64{}
-		for _, f := range r.given.Faults {
+	if e.given != nil {
+		pr.changes = map[string][]uint64{}
+		for _, f := range e.given.Faults {
 			if f.Kind == KindPreempt {
-				pr.given[f.Node] = append(pr.given[f.Node], f.Op)
+				pr.changes[f.Node] = append(pr.changes[f.Node], f.Op)
 			}
 		}
 	}
-	r.pre = pr
-	if pr.strategy == world.StrategyPCT && r.w.Preempt.Steps == world.StepsAuto && r.w.Preempt.Depth > 1 {
+	fam := family{process: pr.process, end: pr.end, ended: pr.ended, copied: pr.copied}
+	if pr.strategy == world.StrategyPCT && e.w.Preempt.Steps == world.StepsAuto && e.w.Preempt.Depth > 1 {
 		// Needed by a replay too, whose change points are given: the
 		// trace's pct line says what they are drawn over.
-		calib, err := r.p.pctCalls(r.ctx)
+		calib, err := e.calibrate()
 		if err != nil {
-			return err
+			return fam, err
 		}
 		pr.calib = calib
 	}
-	return nil
+	return fam, nil
 }
 
 // node returns the state of the node named name, made at its first start:
 // under pct, its change points come from the replayed schedule or are
 // drawn from a stream of its own.
-func (pr *preemptRun) node(r *runner, name string) *preemptNode {
+func (pr *preemptFamily) node(name string) *preemptNode {
 	if pn := pr.nodes[name]; pn != nil {
 		return pn
 	}
 	pn := &preemptNode{}
 	if pr.strategy == world.StrategyPCT {
-		if pr.given != nil {
-			pn.points = slices.Clone(pr.given[name])
+		if pr.changes != nil {
+			pn.points = slices.Clone(pr.changes[name])
 		} else {
-			span, _ := pr.span(r.w, name)
-			pn.points = pctPoints(rng.ForName(r.seed, KindPreempt, name), r.w.Preempt.Depth-1, span)
+			span, _ := pr.span(name)
+			pn.points = pctPoints(rng.ForName(pr.seed, KindPreempt, name), pr.w.Preempt.Depth-1, span)
 		}
 		slices.Sort(pn.points)
 		pn.points = slices.Compact(pn.points)
@@ -178,31 +179,28 @@ func pctPoints(s rng.Stream, k int, steps uint64) []uint64 {
 	return out
 }
 
-// preemptProcess hooks the node's call count, for preemption and for CPU
+// process hooks the node's call count, for preemption and for CPU
 // time. Streams of strategy random are per incarnation, so a restart does
 // not shift the next one's draws.
-func (r *runner) preemptProcess(n *node, p *wasi.Process) {
+func (pr *preemptFamily) process(n *node, p *wasi.Process) {
 	prog := n.running()
 	if !prog.counted {
 		return
 	}
-	pn := r.pre.node(r, n.prog.Name)
+	pn := pr.node(n.prog.Name)
 	pn.loaded, pn.counter, pn.due, pn.nextAt = 0, nil, false, 0
-	pn.stream = rng.ForName(r.seedFor(KindPreempt), KindPreempt, n.prog.Name, uint64(n.inc))
-	pn.capped = cpuCap(r.w.CPU)
+	pn.stream = rng.ForName(pr.seedFor(KindPreempt), KindPreempt, n.prog.Name, uint64(n.inc))
+	pn.capped = cpuCap(pr.w.CPU)
 	preempts := prog.preempts
-	p.Preempt = func(m api.Module, calls api.MutableGlobal) { r.preemptPoint(n, pn, preempts, m, calls) }
+	p.Preempt = func(m api.Module, calls api.MutableGlobal) { pr.point(n, pn, preempts, m, calls) }
 }
 
-// preemptEnded adds what an incarnation used of its last count to its
+// ended adds what an incarnation used of its last count to its
 // node's total, once it has ended: the count is read then, and only then
 // (a fork plays it back from the tape: wasi.Process.Final; a fork's guest
 // killed past its moment before it ran again dies as its copy).
-func (r *runner) preemptEnded(n *node, wp *wasi.Process) {
-	if r.pre == nil {
-		return
-	}
-	pn := r.pre.nodes[n.prog.Name]
+func (pr *preemptFamily) ended(n *node, wp *wasi.Process) {
+	pn := pr.nodes[n.prog.Name]
 	if pn == nil || pn.counter == nil {
 		return
 	}
@@ -210,29 +208,29 @@ func (r *runner) preemptEnded(n *node, wp *wasi.Process) {
 	pn.loaded, pn.counter = 0, nil
 }
 
-// preemptPoint runs when the node's count of calls is used up: it preempts
+// point runs when the node's count of calls is used up: it preempts
 // the running goroutine if a preemption is due and loads the next count.
 // A preemption that comes due while no goroutine may be preempted (the
 // scheduler runs, a lock is held) waits for the next counted call. A count
 // may end before a preemption is due, only so that the host charges the
 // node's CPU time often enough (pn.capped).
-func (r *runner) preemptPoint(n *node, pn *preemptNode, preempts bool, m api.Module, calls api.MutableGlobal) {
+func (pr *preemptFamily) point(n *node, pn *preemptNode, preempts bool, m api.Module, calls api.MutableGlobal) {
 	first := pn.loaded == 0 // the guest's first call asks for its first count
 	pn.total += pn.loaded
 	pn.counter = calls
 	if first {
 		if preempts {
-			pn.nextAt = r.nextPreemption(pn)
+			pn.nextAt = pr.nextPreemption(pn)
 		}
-	} else if r.res == nil && pn.nextAt != 0 && pn.total >= pn.nextAt {
-		if r.pre.strategy == world.StrategyPCT {
+	} else if !pr.over() && pn.nextAt != 0 && pn.total >= pn.nextAt {
+		if pr.strategy == world.StrategyPCT {
 			op := pn.points[0]
 			pn.points = pn.points[1:]
-			r.record(faults.Fault{At: time.Duration(r.s.Now()), Kind: KindPreempt, Node: n.prog.Name, Op: op})
-			r.event(n, fmt.Sprintf("fault preempt: change point at counted call #%d", op))
+			pr.record(faults.Fault{At: time.Duration(pr.now()), Kind: KindPreempt, Node: n.prog.Name, Op: op})
+			pr.event(n, fmt.Sprintf("fault preempt: change point at counted call #%d", op))
 		}
 		pn.due = true
-		pn.nextAt = r.nextPreemption(pn)
+		pn.nextAt = pr.nextPreemption(pn)
 	}
 	if pn.due {
 		if !preemptGoroutine(m) {
@@ -248,6 +246,15 @@ func (r *runner) preemptPoint(n *node, pn *preemptNode, preempts bool, m api.Mod
 	}
 	pn.loaded = next
 	calls.Set(next)
+}
+
+// copied points the count of the node's played guest at the guest's copy,
+// once a fork has switched it (checkpoint.go): what the engine keeps of the
+// guest now reads the copy.
+func (pr *preemptFamily) copied(n *node, m api.Module) {
+	if pn := pr.nodes[n.prog.Name]; pn != nil && pn.counter != nil {
+		pn.counter, _ = m.ExportedGlobal(guest.CallsGlobal).(api.MutableGlobal)
+	}
 }
 
 // calls is how many counted calls the node made so far, over all its
@@ -274,12 +281,12 @@ func (pn *preemptNode) totalWith(left uint64) uint64 {
 // nextPreemption is the node's total count of calls at which its next
 // preemption is due, or 0 for none: under none at the end of each time
 // slice of world.MaxPreemptCalls calls.
-func (r *runner) nextPreemption(pn *preemptNode) uint64 {
-	switch r.pre.strategy {
+func (pr *preemptFamily) nextPreemption(pn *preemptNode) uint64 {
+	switch pr.strategy {
 	case world.StrategyRandom:
 		return pn.total + 1 + uint64(pn.stream.Intn(randomMaxCalls))
 	case world.StrategyCalls:
-		return pn.total + uint64(r.w.Preempt.Calls)
+		return pn.total + uint64(pr.w.Preempt.Calls)
 	case world.StrategyPCT:
 		if len(pn.points) > 0 {
 			return max(pn.points[0], pn.total+1)

@@ -86,9 +86,9 @@ func (r *runner) state() *State {
 		default:
 			ps.What = "down"
 		}
-		if r.nodef != nil {
-			ps.Slow = r.nodef.slow[n.host]
-			ps.WallOffset = time.Duration(r.nodef.wall[n.host])
+		if r.clocks != nil {
+			slow, wall := r.clocks.clock(n.host)
+			ps.Slow, ps.WallOffset = slow, time.Duration(wall)
 		}
 		if r.net != nil && n.up {
 			ps.Conns = r.net.Conns(n.host)

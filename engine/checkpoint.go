@@ -10,7 +10,6 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/sched"
 	"github.com/seedfall/seedfall/engine/wasi"
 )
@@ -129,8 +128,8 @@ func (g *pagedGuest) fill(mem []byte) {
 	}
 }
 
-// forkRun is a run's part in checkpoints and forks.
-type forkRun struct {
+// checkpointRun is a run's part in checkpoints and forks.
+type checkpointRun struct {
 	tapes map[incKey]*wasi.Tape
 	cps   []*Checkpoint
 	last  map[string]*pagedGuest // each program's copy at the last checkpoint
@@ -152,7 +151,7 @@ func (r *runner) forkSetup(opt RunOptions) error {
 	if len(opt.Checkpoints) == 0 && opt.From == nil {
 		return nil
 	}
-	f := &forkRun{}
+	f := &checkpointRun{}
 	r.fork = f
 	if c := opt.From; c != nil {
 		if err := c.agrees(r.p, opt); err != nil {
@@ -314,10 +313,10 @@ func (r *runner) switcher(n *node, c *compiled, start func(ctx context.Context, 
 			return nil, err
 		}
 		f.copies++
-		// What the engine keeps of the played guest now reads the copy.
-		if r.pre != nil {
-			if pn := r.pre.nodes[n.prog.Name]; pn != nil && pn.counter != nil {
-				pn.counter, _ = m.ExportedGlobal(guest.CallsGlobal).(api.MutableGlobal)
+		// What the families keep of the played guest now reads the copy.
+		for _, fam := range r.fams {
+			if fam.copied != nil {
+				fam.copied(n, m)
 			}
 		}
 		return m, nil
@@ -326,7 +325,7 @@ func (r *runner) switcher(n *node, c *compiled, start func(ctx context.Context, 
 
 // checkpoints returns the run's checkpoints for its result; a run that
 // ended at end did not reach those after it.
-func (f *forkRun) checkpoints(end time.Duration) []*Checkpoint {
+func (f *checkpointRun) checkpoints(end time.Duration) []*Checkpoint {
 	if f == nil {
 		return nil
 	}
