@@ -200,9 +200,17 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		horizon = sch.Duration // a replay runs as long as the schedule says
 	}
 	faultEnd := horizon // with liveness: the end of the fault period
-	if err := r.forkSetup(opt); err != nil {
+	fork, err := openCheckpoints(p, opt, r, func(prog *Program) *compiled { return p.e.compiledAs(ctx, prog, false) }, func(n *node, m api.Module) {
+		for _, f := range r.fams {
+			if f.copied != nil {
+				f.copied(n, m)
+			}
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
+	r.fork = fork
 	if within := w.Liveness.Within; within > 0 {
 		r.s.At(int64(faultEnd), func() { r.recoveryPhase(faultEnd) })
 		horizon += within
@@ -461,7 +469,7 @@ func (r *runner) start(n *node) {
 			f.process(n, wp)
 		}
 	}
-	r.forkProcess(n, wp)
+	r.fork.process(n, wp)
 	n.wp = wp
 	prog := n.running()
 	if prog != n.prog {
@@ -506,7 +514,7 @@ func (r *runner) body(n *node, ictx context.Context, cancel context.CancelFunc, 
 	var img *bootImage
 	var err error
 	switch {
-	case r.fork != nil && r.playing(wp):
+	case r.fork.playing(wp):
 		// A fork before its moment: the tape stands for the guest.
 		if c.pa != nil {
 			img = c.pa.playStart(c.rt, wp, g, !r.coldBoot)
@@ -517,7 +525,7 @@ func (r *runner) body(n *node, ictx context.Context, cancel context.CancelFunc, 
 				r.event(n, refusedText(g))
 			}
 		}
-		wp.Play.Switch = r.switcher(n, c, func(ctx context.Context, copy *pagedGuest) (api.Module, error) {
+		wp.Play.Switch = r.fork.switcher(n, c, func(ctx context.Context, copy *pagedGuest) (api.Module, error) {
 			if m, ok, err := img.restoreInto(ctx, c.pa, g, copy); ok {
 				return m, err
 			}
@@ -818,6 +826,126 @@ func (r *runner) fail(class string, n *node, reason string) {
 		r.res.Node = n.prog.Name
 	}
 	r.s.Stop()
+}
+
+// outOfMemory fails the run with ClassMemory if n's memory was refused a
+// grow, and reports whether it did: how a program that ran out of memory
+// ends (exit status 2 from Go's runtime, a trap from others) says nothing
+// more than that.
+func (r *runner) outOfMemory(n *node) bool {
+	g := n.mem
+	if g == nil || !g.refused {
+		return false
+	}
+	raise := `raise "memory_limit"`
+	if n.prog.MemoryLimit > 0 {
+		raise = fmt.Sprintf(`raise "memory_limit" in %s`, n.prog.Path)
+	}
+	r.fail(ClassMemory, n, fmt.Sprintf("%s ran out of memory: it had %s and asked for %s more, over its memory_limit of %s (a leak? %s if it needs more)",
+		n.label(), memText(g.had), memText(g.asked-g.had), memText(g.limit), raise))
+	return true
+}
+
+// state captures the world now.
+func (r *runner) state() *State {
+	st := &State{At: time.Duration(r.s.Now()), QuietUntil: time.Duration(max(r.quietUntil, 0)),
+		Recovering: r.recovering, FaultsHeld: r.held}
+	if st.QuietUntil <= st.At {
+		st.QuietUntil = 0
+	}
+	if r.net != nil {
+		groups, clogs := r.net.Faults()
+		for _, g := range groups {
+			var names []string
+			for _, h := range g {
+				names = append(names, r.nodes[h].prog.Name)
+			}
+			st.Partition = append(st.Partition, names)
+		}
+		st.Clogs = clogs
+	}
+	for _, n := range r.nodes {
+		ps := ProgramState{Name: n.prog.Name, Role: n.prog.Role.String(), Inc: n.inc, Slow: 1}
+		switch {
+		case n.inc == 0:
+			ps.What = "not started"
+			if n.prog.Role == world.RoleFinally {
+				ps.What = "not started (it starts once every workload has exited 0)"
+			}
+		case n.up && n.proc.HeldUntil() > 0:
+			ps.What = fmt.Sprintf("paused until %v", time.Duration(n.proc.HeldUntil()))
+		case n.up:
+			ps.What = "running"
+		case n.done:
+			ps.What = "exited 0"
+		case n.restartAt > 0:
+			ps.What = fmt.Sprintf("down, restarts at %v", time.Duration(n.restartAt))
+		default:
+			ps.What = "down"
+		}
+		if r.clocks != nil {
+			slow, wall := r.clocks.clock(n.host)
+			ps.Slow, ps.WallOffset = slow, time.Duration(wall)
+		}
+		if r.net != nil && n.up {
+			ps.Conns = r.net.Conns(n.host)
+		}
+		// The root's entries first (the create of data/, say): a crash
+		// loses them as surely as any directory's.
+		if rst, pending := n.disk.RootPending(); pending > 0 {
+			ps.Pending = append(ps.Pending, PendingFile{Path: "/", Dir: true, Size: rst.Size, DurableSize: rst.Size, Ops: pending})
+		}
+		n.disk.Walk(func(path string, s disk.Stat, durable int64, pending int) {
+			if pending > 0 {
+				ps.Pending = append(ps.Pending, PendingFile{Path: path, Dir: s.Type == disk.TypeDirectory,
+					Size: s.Size, DurableSize: durable, Ops: pending})
+			}
+		})
+		st.Programs = append(st.Programs, ps)
+	}
+	return st
+}
+
+// seedFor is the seed a stream draws from now: the run's seed, re-keyed by
+// every branch applied so far that names the stream or all streams.
+func (r *runner) seedFor(stream string) uint64 { return rekeyedSeed(r.seed, r.rekeyed, stream) }
+
+// branch applies one branch (branch.go): long-lived streams restart from their new
+// keys; streams made per draw pick theirs up through seedFor.
+func (r *runner) branch(b faults.Branch) {
+	if r.res != nil {
+		return
+	}
+	r.rekeyed = append(r.rekeyed, b)
+	what := "every stream"
+	if b.Stream != "" {
+		what = "the " + b.Stream + " stream"
+	}
+	r.worldEvent(fmt.Sprintf("branch: %s re-keyed with %d", what, b.Key))
+	on := func(stream string) bool { return b.Stream == "" || b.Stream == stream }
+	if on("sched") {
+		r.s.Rekey(rng.New(r.seedFor("sched"), "sched", -1))
+	}
+	if on("net") {
+		r.netR = rng.New(r.seedFor("net"), "net", -1)
+	}
+	for _, f := range r.fams {
+		if f.rekey != nil {
+			f.rekey(on) // disklatency
+		}
+	}
+	for _, n := range r.nodes {
+		name := n.prog.Name
+		if on("random") && n.up && n.wp != nil {
+			n.wp.Random = rng.ForName(r.seedFor("random"), "random", name, uint64(n.inc))
+		}
+		if on("cpu") && n.up && n.wp != nil && n.wp.CPU != nil {
+			n.wp.CPU.Stream = rng.ForName(r.seedFor("cpu"), "cpu", name, uint64(n.inc))
+		}
+		if b.Stream == "" {
+			n.rst = rng.ForName(r.seedFor("restart"), "restart", name)
+		}
+	}
 }
 
 // appendNetEvent encodes a network event for the digest: cheaper than
