@@ -8,6 +8,6 @@ import "context"
 // moves, and the guests a fork copied from its checkpoint).
 func (p *Prepared) runProbed(ctx context.Context, opt RunOptions, relocate bool) (*Result, runProbe, error) {
 	probe := runProbe{relocate: relocate}
-	res, err := p.run(ctx, opt, nil, &probe)
+	res, err := p.run(ctx, opt, runWith{probe: &probe})
 	return res, probe, err
 }

@@ -112,18 +112,30 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 			return nil, err
 		}
 	}
-	return p.run(ctx, opt, nil, nil)
+	return p.run(ctx, opt, runWith{})
 }
 
-// run runs one seed. With calls set it is pct's calibration run
-// (calibration.go): the world under strategy none, and it fills calls
-// with each node's counted calls. probe, if set, is the tests'.
-func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uint64, probe *runProbe) (*Result, error) {
+// runWith is what a run may be given from inside the engine besides its
+// options.
+type runWith struct {
+	// w, if set, is the world to run instead of the prepared one: pct's
+	// calibration run runs it under strategy none (pctCalls).
+	w *world.World
+	// calls, if set, makes the run pct's calibration run, which fills it
+	// with each node's counted calls.
+	calls map[string]uint64
+	// probe, if set, is the tests' (export_test.go).
+	probe *runProbe
+}
+
+// run runs one seed.
+func (p *Prepared) run(ctx context.Context, opt RunOptions, with runWith) (*Result, error) {
 	start := time.Now()
 	w := p.World
-	if calls != nil {
-		w = calibrationWorld(w)
+	if with.w != nil {
+		w = with.w
 	}
+	calls, probe := with.calls, with.probe
 	r := &runner{
 		p: p, w: w, seed: opt.Seed, ctx: ctx, coldBoot: opt.ColdBoot || p.e.opts.ColdBoot, noPause: opt.NoPause || p.e.opts.NoPause,
 		s:        sched.New(rng.New(opt.Seed, "sched", -1)),
@@ -329,6 +341,35 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 	}
 	res.WallNs = int64(time.Since(start))
 	return res, nil
+}
+
+// pct's calibration run (pctauto.go) is a run of its own, made once per
+// Prepared for the preempt family, which sizes its change points from it.
+
+// calibrationWorld is w under strategy none, as the calibration runs it.
+func calibrationWorld(w *world.World) *world.World {
+	c := *w
+	c.Preempt.Strategy, c.Preempt.Interleave = world.StrategyNone, false
+	return &c
+}
+
+// pctCalls returns each node's counted calls in the calibration run,
+// running it first if no run of p did yet. A calibration that fails (the
+// context is cancelled) is not kept: the next run tries again.
+func (p *Prepared) pctCalls(ctx context.Context) (map[string]uint64, error) {
+	c := &p.pct
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return c.calls, nil
+	}
+	start := time.Now()
+	calls := map[string]uint64{}
+	if _, err := p.run(ctx, RunOptions{Seed: pctCalibrationSeed}, runWith{w: calibrationWorld(p.World), calls: calls}); err != nil {
+		return nil, fmt.Errorf("pct's calibration run (seed %d under strategy none, which sizes preempt.steps \"auto\"): %w; set preempt.steps to a count to run without it", pctCalibrationSeed, err)
+	}
+	c.calls, c.wall, c.done = calls, time.Since(start), true
+	return calls, nil
 }
 
 // openFamilies opens every family for this run, in the order of their
