@@ -21,7 +21,7 @@ func init() {
 	register(familyDef{name: "buggify", open: openBuggify})
 	faults.Register(faults.KindInfo{Name: KindBuggify, AtOp: true})
 	Implemented["faults.buggify"] = true
-	Implemented["faults_after_setup"] = true // held in run.go: b.held
+	Implemented["faults_after_setup"] = true // held in run.go: r.held
 }
 
 // buggifyKey names one hit of one site in one node.

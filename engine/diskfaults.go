@@ -382,7 +382,7 @@ func (d *diskFamily) crashWithModel(n *node) {
 	cfg.Syncing = syncing
 	m, err := disk.NewCrashModel(cfg, s.Intn)
 	if err != nil {
-		panic(err) // setupDisk validated the configuration
+		panic(err) // openDisk validated the configuration
 	}
 	rep := n.disk.CrashWith(m)
 	for _, fl := range rep.Flips {

@@ -86,6 +86,7 @@ type runProbe struct {
 }
 
 // The runner is the families' port (port.go).
+var _ port = (*runner)(nil)
 
 func (r *runner) now() int64           { return r.s.Now() }
 func (r *runner) at(t int64, f func()) { r.s.At(t, f) }
