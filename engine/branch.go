@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/rng"
 )
@@ -23,52 +21,14 @@ import (
 // mutant weakens and how torn renames tear (mutant.go), under seedfall
 // mutate.
 
-// seedFor is the seed a stream draws from now: the run's seed, re-keyed by
-// every branch applied so far that names the stream or all streams.
-func (r *runner) seedFor(stream string) uint64 {
-	s := r.seed
-	for _, b := range r.rekeyed {
+// rekeyedSeed is the seed a stream draws from after the branches
+// rekeyed: the run's seed, re-keyed by every branch that names the stream
+// or all streams.
+func rekeyedSeed(seed uint64, rekeyed []faults.Branch, stream string) uint64 {
+	for _, b := range rekeyed {
 		if b.Stream == "" || b.Stream == stream {
-			s = rng.Rekey(s, b.Key)
+			seed = rng.Rekey(seed, b.Key)
 		}
 	}
-	return s
-}
-
-// branch applies one branch: long-lived streams restart from their new
-// keys; streams made per draw pick theirs up through seedFor.
-func (r *runner) branch(b faults.Branch) {
-	if r.res != nil {
-		return
-	}
-	r.rekeyed = append(r.rekeyed, b)
-	what := "every stream"
-	if b.Stream != "" {
-		what = "the " + b.Stream + " stream"
-	}
-	r.worldEvent(fmt.Sprintf("branch: %s re-keyed with %d", what, b.Key))
-	on := func(stream string) bool { return b.Stream == "" || b.Stream == stream }
-	if on("sched") {
-		r.s.Rekey(rng.New(r.seedFor("sched"), "sched", -1))
-	}
-	if on("net") {
-		r.netR = rng.New(r.seedFor("net"), "net", -1)
-	}
-	for _, n := range r.nodes {
-		name := n.prog.Name
-		if on("disklatency") && r.diskf != nil {
-			if dn := r.diskf.nodes[name]; dn != nil {
-				dn.latency = rng.ForName(r.seedFor("disklatency"), "disklatency", name)
-			}
-		}
-		if on("random") && n.up && n.wp != nil {
-			n.wp.Random = rng.ForName(r.seedFor("random"), "random", name, uint64(n.inc))
-		}
-		if on("cpu") && n.up && n.wp != nil && n.wp.CPU != nil {
-			n.wp.CPU.Stream = rng.ForName(r.seedFor("cpu"), "cpu", name, uint64(n.inc))
-		}
-		if b.Stream == "" {
-			n.rst = rng.ForName(r.seedFor("restart"), "restart", name)
-		}
-	}
+	return seed
 }

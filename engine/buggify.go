@@ -18,7 +18,7 @@ const KindBuggify = "buggify"
 const buggifyEnabled = 0.25
 
 func init() {
-	register(family{name: "buggify", setup: (*runner).buggifySetup, process: (*runner).buggifyProcess})
+	register(familyDef{name: "buggify", open: openBuggify})
 	faults.Register(faults.KindInfo{Name: KindBuggify, AtOp: true})
 	Implemented["faults.buggify"] = true
 	Implemented["faults_after_setup"] = true // held in run.go: r.held
@@ -30,69 +30,68 @@ type buggifyKey struct {
 	hit        uint64
 }
 
-// buggifyRun is the buggify state of one run. Hits are counted per node
-// and site across incarnations, so a hit number names the same call in a
-// replay.
-type buggifyRun struct {
+// buggifyFamily is the buggify state of one run. Hits are counted per
+// node and site across incarnations, so a hit number names the same call
+// in a replay.
+type buggifyFamily struct {
+	*env
 	enabled map[string]bool       // site -> enabled in this run (decided at its first hit)
 	hits    map[buggifyKey]uint64 // (node, site, 0) -> hits so far
-	given   map[buggifyKey]bool   // a replay's firings
+	fires   map[buggifyKey]bool   // a replay's firings
 }
 
-func (r *runner) buggifySetup() error {
-	b := &buggifyRun{enabled: map[string]bool{}, hits: map[buggifyKey]uint64{}}
-	if r.given != nil {
-		b.given = map[buggifyKey]bool{}
-		for _, f := range r.given.Faults {
+func openBuggify(e *env) (family, error) {
+	b := &buggifyFamily{env: e, enabled: map[string]bool{}, hits: map[buggifyKey]uint64{}}
+	if e.given != nil {
+		b.fires = map[buggifyKey]bool{}
+		for _, f := range e.given.Faults {
 			if f.Kind == KindBuggify {
-				b.given[buggifyKey{f.Node, f.Site, f.Op}] = true
+				b.fires[buggifyKey{f.Node, f.Site, f.Op}] = true
 			}
 		}
 	}
-	r.bug = b
-	return nil
+	return family{process: b.process}, nil
 }
 
-// buggifyProcess answers the node's sim.Buggify calls. Sites fire in a
-// node even when "faults": false keeps other faults away from it: the
-// user marked them in their own code.
-func (r *runner) buggifyProcess(n *node, p *wasi.Process) {
-	if !r.w.Faults.Buggify && r.given == nil {
+// process answers the node's sim.Buggify calls. Sites fire in a node even
+// when "faults": false keeps other faults away from it: the user marked
+// them in their own code.
+func (b *buggifyFamily) process(n *node, p *wasi.Process) {
+	if !b.w.Faults.Buggify && b.given == nil {
 		return
 	}
-	p.Buggify = func(site string, prob float64) bool { return r.buggify(n, site, prob) }
+	p.Buggify = func(site string, prob float64) bool { return b.buggify(n, site, prob) }
 }
 
 // buggify decides one hit of a site: in a replay exactly the schedule's
 // firings; otherwise the site must be enabled in this run (a draw keyed by
 // the seed and the site) and then the hit fires at prob (a draw keyed by
 // the node, the site and the hit number), so other faults never move it.
-func (r *runner) buggify(n *node, site string, prob float64) bool {
-	b := r.bug
+func (b *buggifyFamily) buggify(n *node, site string, prob float64) bool {
 	k := buggifyKey{node: n.prog.Name, site: site}
 	b.hits[k]++
 	k.hit = b.hits[k]
-	if r.res != nil {
+	if b.over() {
 		return false
 	}
 	fire := false
-	if b.given != nil {
-		fire = b.given[k]
-	} else if r.faultsActive() {
+	if b.fires != nil {
+		fire = b.fires[k]
+	} else if b.faultsActive() {
 		on, ok := b.enabled[site]
 		if !ok {
-			s := rng.ForName(r.seed, KindBuggify, site)
+			s := rng.ForName(b.seed, KindBuggify, site)
 			on = s.Float64() < buggifyEnabled
 			b.enabled[site] = on
 		}
 		if on {
-			s := rng.ForName(r.seed, KindBuggify, k.node, siteHash(site), k.hit)
+			s := rng.ForName(b.seed, KindBuggify, k.node, siteHash(site), k.hit)
 			fire = s.Float64() < prob
 		}
 	}
 	if fire {
-		r.record(faults.Fault{At: time.Duration(r.s.Now()), Kind: KindBuggify, Node: k.node, Site: site, Op: k.hit})
-		r.event(n, fmt.Sprintf("fault buggify: %s hit %d fires", site, k.hit))
+		b.record(faults.Fault{At: time.Duration(b.now()), Kind: KindBuggify, Node: k.node, Site: site, Op: k.hit})
+		b.event(n, fmt.Sprintf("fault buggify: %s hit %d fires", site, k.hit))
 	}
 	return fire
 }

@@ -12,21 +12,23 @@ import (
 const cpuQuantum = 100_000
 
 func init() {
-	register(family{name: "cpu", process: (*runner).cpuProcess})
+	register(familyDef{name: "cpu", open: func(e *env) (family, error) {
+		return family{process: func(n *node, p *wasi.Process) { cpuProcess(e, n, p) }}, nil
+	}})
 	Implemented["cpu"] = true
 }
 
 // cpuProcess makes the node's work take virtual time (world.CPU), drawing
 // its jitter from a stream of the incarnation's own.
-func (r *runner) cpuProcess(n *node, p *wasi.Process) {
-	c := r.w.CPU
+func cpuProcess(e *env, n *node, p *wasi.Process) {
+	c := e.w.CPU
 	if c.NsPerCall <= 0 || !n.running().counted {
 		return
 	}
 	p.CPU = &wasi.CPU{
 		NsPerCall: c.NsPerCall,
 		Jitter:    c.Jitter,
-		Stream:    rng.ForName(r.seedFor("cpu"), "cpu", n.prog.Name, uint64(n.inc)),
+		Stream:    rng.ForName(e.seedFor("cpu"), "cpu", n.prog.Name, uint64(n.inc)),
 		Quantum:   cpuQuantum,
 	}
 }

@@ -30,8 +30,7 @@ const (
 )
 
 func init() {
-	register(family{name: "disk", setup: setupDisk, disk: (*runner).diskOptions, process: (*runner).diskProcess,
-		plan: (*runner).planBitrot, apply: (*runner).applyBitrot})
+	register(familyDef{name: "disk", open: openDisk})
 	faults.Register(faults.KindInfo{Name: KindCrashIO, AtOp: true, Lasts: true})
 	for _, k := range []string{KindFsyncEIO, KindWriteEIO, KindWriteENOSPC, KindReadEIO, KindReadCorrupt, KindLostWrite, KindMisdirectedWrite} {
 		faults.Register(faults.KindInfo{Name: k, AtOp: true})
@@ -49,14 +48,15 @@ func init() {
 	}
 }
 
-// diskRun is the disk faults' state for one run.
-type diskRun struct {
+// diskFamily is the disk faults' state for one run.
+type diskFamily struct {
+	*env
 	crash disk.CrashConfig
 	nodes map[string]*diskNode // by program name; looked up, never iterated
-	// given indexes a replay's operation faults by where they fire.
-	given map[opKey][]faults.Fault
-	// givenWB is a replay's mmap_early_writeback faults (mmapfaults.go).
-	givenWB map[wbKey]bool
+	// ops indexes a replay's operation faults by where they fire.
+	ops map[opKey][]faults.Fault
+	// wb is a replay's mmap_early_writeback faults (mmapfaults.go).
+	wb map[wbKey]bool
 }
 
 type opKey struct {
@@ -81,41 +81,54 @@ type seedFile struct {
 	dir  bool
 }
 
-func setupDisk(r *runner) error {
-	f := &r.w.Faults
-	d := &diskRun{nodes: map[string]*diskNode{}}
+func openDisk(e *env) (family, error) {
+	f := &e.w.Faults
+	d := &diskFamily{env: e, nodes: map[string]*diskNode{}}
 	d.crash = disk.CrashConfig{Torn: f.TornWrites, Reorder: f.ReorderWrites, Corrupt: f.CorruptOnCrash, StrictDirs: f.StrictDirs,
 		SectorBytes: f.SectorBytes}
 	if f.ReorderWrites {
 		d.crash.FSModel = disk.FSModel(f.FSModel)
 	}
 	if err := d.crash.Validate(); err != nil {
-		return err
+		return family{}, err
 	}
-	for _, p := range r.w.Programs() {
-		dn := &diskNode{faulty: r.w.NodeFaults(p), latency: rng.ForName(r.seedFor("disklatency"), "disklatency", p.Name)}
+	for _, p := range e.w.Programs() {
+		dn := &diskNode{faulty: e.w.NodeFaults(p), latency: rng.ForName(e.seedFor("disklatency"), "disklatency", p.Name)}
 		var err error
 		if dn.seed, err = readSeed(p); err != nil {
-			return err
+			return family{}, err
 		}
 		d.nodes[p.Name] = dn
 	}
-	if r.given != nil {
-		d.given = map[opKey][]faults.Fault{}
-		d.givenWB = map[wbKey]bool{}
-		for _, f := range r.given.Faults {
+	if e.given != nil {
+		d.ops = map[opKey][]faults.Fault{}
+		d.wb = map[wbKey]bool{}
+		for _, f := range e.given.Faults {
 			if f.Kind == KindMmapEarlyWriteback {
-				d.givenWB[wbKey{node: f.Node, crash: f.Op, path: f.Path, off: f.Offset}] = true
+				d.wb[wbKey{node: f.Node, crash: f.Op, path: f.Path, off: f.Offset}] = true
 			}
 			if read, ok := opKinds[f.Kind]; ok {
 				k := opKey{node: f.Node, read: read, op: f.Op}
-				d.given[k] = append(d.given[k], f)
+				d.ops[k] = append(d.ops[k], f)
 			}
 		}
 	}
-	r.diskf = d
-	r.crashDisk = r.crashWithModel
-	return nil
+	return family{disk: d.options, process: d.process, plan: d.planBitrot, apply: d.applyBitrot,
+		crashDisk: d.crashWithModel, rekey: d.rekey}, nil
+}
+
+// rekey restarts each program's fsync latency stream when a branch
+// re-keys disklatency (branch.go).
+func (d *diskFamily) rekey(on func(stream string) bool) {
+	if !on("disklatency") {
+		return
+	}
+	for _, n := range d.nodeList() {
+		name := n.prog.Name
+		if dn := d.nodes[name]; dn != nil {
+			dn.latency = rng.ForName(d.seedFor("disklatency"), "disklatency", name)
+		}
+	}
 }
 
 // opKinds are the kinds that fire at an operation; true for reads.
@@ -178,25 +191,25 @@ func readSeed(p *world.Program) ([]seedFile, error) {
 // host keeps them in memory, once per world and again in each node's disk.
 const MaxSeedBytes = 1 << 30
 
-// diskOptions gives a program's disk its size and, when it takes disk
+// options gives a program's disk its size and, when it takes disk
 // faults, the hook that draws them per operation.
-func (r *runner) diskOptions(n *node, o *disk.Options) {
-	dn := r.diskf.nodes[n.prog.Name]
+func (d *diskFamily) options(n *node, o *disk.Options) {
+	dn := d.nodes[n.prog.Name]
 	if !dn.faulty {
 		return
 	}
-	f := &r.w.Faults
+	f := &d.w.Faults
 	o.Capacity = f.DiskBytes
-	if r.given != nil || f.CrashOnIO > 0 || f.FsyncEIO > 0 || f.WriteEIO > 0 || f.WriteENOSPC > 0 || f.ReadEIO > 0 ||
+	if d.given != nil || f.CrashOnIO > 0 || f.FsyncEIO > 0 || f.WriteEIO > 0 || f.WriteENOSPC > 0 || f.ReadEIO > 0 ||
 		f.ReadCorrupt > 0 || f.LostWrite > 0 || f.MisdirectedWrite > 0 {
-		o.OnOp = func(op disk.Op) errno.Errno { return r.diskOp(n, dn, op) }
+		o.OnOp = func(op disk.Op) errno.Errno { return d.diskOp(n, dn, op) }
 	}
 }
 
-// diskProcess seeds the disk before the first start and sets the fsync
+// process seeds the disk before the first start and sets the fsync
 // latency of every incarnation.
-func (r *runner) diskProcess(n *node, p *wasi.Process) {
-	dn := r.diskf.nodes[n.prog.Name]
+func (d *diskFamily) process(n *node, p *wasi.Process) {
+	dn := d.nodes[n.prog.Name]
 	if n.inc == 1 {
 		for _, sf := range dn.seed {
 			var err error
@@ -206,12 +219,12 @@ func (r *runner) diskProcess(n *node, p *wasi.Process) {
 				err = n.disk.WriteFile(sf.path, sf.data)
 			}
 			if err != nil {
-				r.fail(ClassExit, n, fmt.Sprintf("seeding the disk of %s: %v", n.prog.Name, err))
+				d.fail(ClassExit, n, fmt.Sprintf("seeding the disk of %s: %v", n.prog.Name, err))
 				return
 			}
 		}
 	}
-	lat := r.w.Faults.DiskLatency
+	lat := d.w.Faults.DiskLatency
 	if dn.faulty && lat.Max > 0 {
 		p.SyncDelay = func() int64 { return int64(dn.latency.Between(lat.Min, lat.Max)) }
 	}
@@ -225,8 +238,8 @@ type candidate struct {
 
 // candidates lists, in the order they are drawn, the faults that may fire
 // at op. The first that fires and applies is the only one.
-func (r *runner) candidates(op disk.Op) []candidate {
-	f := &r.w.Faults
+func (d *diskFamily) candidates(op disk.Op) []candidate {
+	f := &d.w.Faults
 	switch op.Kind {
 	case disk.OpWrite:
 		return []candidate{{KindCrashIO, f.CrashOnIO}, {KindWriteEIO, f.WriteEIO}, {KindWriteENOSPC, f.WriteENOSPC}}
@@ -246,35 +259,35 @@ func (r *runner) candidates(op disk.Op) []candidate {
 
 // diskOp decides the operation faults of one disk operation of n: drawn
 // from the world's rates, or, in a replay, exactly the schedule's.
-func (r *runner) diskOp(n *node, dn *diskNode, op disk.Op) errno.Errno {
-	if !r.faultsActive() || r.res != nil || !n.up {
+func (d *diskFamily) diskOp(n *node, dn *diskNode, op disk.Op) errno.Errno {
+	if !d.faultsActive() || d.over() || !n.up {
 		return 0
 	}
 	// Each kind's stream is keyed by the operation, so removing another
 	// fault never moves it; its first draw decides whether it fires, the
 	// next ones what it hits.
 	stream := func(kind string) *rng.Stream {
-		s := rng.ForName(r.seed, kind, n.prog.Name, op.N)
+		s := rng.ForName(d.seed, kind, n.prog.Name, op.N)
 		s.Float64()
 		return &s
 	}
-	if r.given != nil {
-		for _, f := range r.diskf.given[opKey{node: n.prog.Name, read: op.Kind == disk.OpRead, op: op.N}] {
-			if e, ok := r.fireOp(n, dn, op, f.Kind, stream(f.Kind), &f); ok {
+	if d.given != nil {
+		for _, f := range d.ops[opKey{node: n.prog.Name, read: op.Kind == disk.OpRead, op: op.N}] {
+			if e, ok := d.fireOp(n, dn, op, f.Kind, stream(f.Kind), &f); ok {
 				return e
 			}
 		}
 		return 0
 	}
-	for _, c := range r.candidates(op) {
+	for _, c := range d.candidates(op) {
 		if c.prob <= 0 {
 			continue
 		}
-		s := rng.ForName(r.seed, c.kind, n.prog.Name, op.N)
+		s := rng.ForName(d.seed, c.kind, n.prog.Name, op.N)
 		if s.Float64() >= c.prob {
 			continue
 		}
-		if e, ok := r.fireOp(n, dn, op, c.kind, &s, nil); ok {
+		if e, ok := d.fireOp(n, dn, op, c.kind, &s, nil); ok {
 			return e
 		}
 	}
@@ -284,14 +297,14 @@ func (r *runner) diskOp(n *node, dn *diskNode, op disk.Op) errno.Errno {
 // fireOp applies one operation fault and records it; ok is false when it
 // cannot apply to op (an fsync with no dirty page cannot lose a write).
 // given is the replayed fault, or nil when drawn.
-func (r *runner) fireOp(n *node, dn *diskNode, op disk.Op, kind string, s *rng.Stream, given *faults.Fault) (errno.Errno, bool) {
+func (d *diskFamily) fireOp(n *node, dn *diskNode, op disk.Op, kind string, s *rng.Stream, given *faults.Fault) (errno.Errno, bool) {
 	draw := disk.Draw(s.Intn)
-	now := time.Duration(r.s.Now())
+	now := time.Duration(d.now())
 	f := faults.Fault{At: now, Kind: kind, Node: n.prog.Name, Op: op.N, Path: op.Path}
 	var e errno.Errno
 	switch kind {
 	case KindCrashIO:
-		ra := r.w.Faults.RestartAfter
+		ra := d.w.Faults.RestartAfter
 		f.Until = now + s.Between(ra.Min, ra.Max)
 		if given != nil {
 			f.Until = now + max(0, given.Until-given.At)
@@ -299,9 +312,9 @@ func (r *runner) fireOp(n *node, dn *diskNode, op disk.Op, kind string, s *rng.S
 		if op.Kind == disk.OpSync && !op.Dir {
 			dn.syncing = op.Ino
 		}
-		r.record(f)
-		r.event(n, fmt.Sprintf("fault %s: crash during %s #%d of %s", kind, op.Kind, op.N, op.Path))
-		r.crashInCall(n, f.Until) // does not return
+		d.record(f)
+		d.event(n, fmt.Sprintf("fault %s: crash during %s #%d of %s", kind, op.Kind, op.N, op.Path))
+		d.links.crashInCall(n, f.Until) // does not return
 	case KindWriteEIO, KindReadEIO, KindFsyncEIO:
 		if kind == KindFsyncEIO {
 			if _, ok := n.disk.FailSync(op); !ok {
@@ -329,8 +342,8 @@ func (r *runner) fireOp(n *node, dn *diskNode, op disk.Op, kind string, s *rng.S
 	default:
 		return 0, false
 	}
-	r.record(f)
-	r.event(n, "fault "+describeDiskFault(f, op))
+	d.record(f)
+	d.event(n, "fault "+describeDiskFault(f, op))
 	return e, true
 }
 
@@ -354,8 +367,8 @@ func describeDiskFault(f faults.Fault, op disk.Op) string {
 // crashWithModel is a crash of n's disk under the world's crash model,
 // its choices drawn from the node's "disk" stream keyed by the crash's
 // number, so a replay of the same crashes leaves the same states.
-func (r *runner) crashWithModel(n *node) {
-	dn := r.diskf.nodes[n.prog.Name]
+func (d *diskFamily) crashWithModel(n *node) {
+	dn := d.nodes[n.prog.Name]
 	syncing := dn.syncing
 	dn.syncing = 0
 	if !dn.faulty {
@@ -363,33 +376,33 @@ func (r *runner) crashWithModel(n *node) {
 		return
 	}
 	dn.crashes++
-	r.mmapWriteback(n, dn)
-	s := rng.ForName(r.seedFor("disk"), "disk", n.prog.Name, dn.crashes)
-	cfg := r.diskf.crash
+	d.mmapWriteback(n, dn)
+	s := rng.ForName(d.seedFor("disk"), "disk", n.prog.Name, dn.crashes)
+	cfg := d.crash
 	cfg.Syncing = syncing
 	m, err := disk.NewCrashModel(cfg, s.Intn)
 	if err != nil {
-		panic(err) // setupDisk validated the configuration
+		panic(err) // openDisk validated the configuration
 	}
 	rep := n.disk.CrashWith(m)
 	for _, fl := range rep.Flips {
-		r.event(n, fmt.Sprintf("corrupt_on_crash: flipped bit %d of byte %d of %s", fl.Bit, fl.Offset, fl.Path))
+		d.event(n, fmt.Sprintf("corrupt_on_crash: flipped bit %d of byte %d of %s", fl.Bit, fl.Offset, fl.Path))
 	}
 }
 
 // planBitrot draws each faulty program's bit rot as a Poisson process.
-func (r *runner) planBitrot() []faults.Fault {
-	rate := r.w.Faults.BitrotPerSec
+func (d *diskFamily) planBitrot() []faults.Fault {
+	rate := d.w.Faults.BitrotPerSec
 	if rate <= 0 {
 		return nil
 	}
 	var out []faults.Fault
-	for _, n := range r.nodes {
-		if !r.diskf.nodes[n.prog.Name].faulty {
+	for _, n := range d.nodeList() {
+		if !d.nodes[n.prog.Name].faulty {
 			continue
 		}
-		s := rng.ForName(r.seed, KindBitrot, n.prog.Name)
-		for t := s.Exp(rate); t < r.w.Duration; t += s.Exp(rate) {
+		s := rng.ForName(d.seed, KindBitrot, n.prog.Name)
+		for t := s.Exp(rate); t < d.w.Duration; t += s.Exp(rate) {
 			out = append(out, faults.Fault{At: t, Kind: KindBitrot, Node: n.prog.Name, Until: t})
 		}
 	}
@@ -399,35 +412,21 @@ func (r *runner) planBitrot() []faults.Fault {
 // applyBitrot flips one bit of durable data on a node's disk. Which bit
 // comes from a stream keyed by the fault's time, so it does not move when
 // other faults are removed.
-func (r *runner) applyBitrot(f faults.Fault) bool {
+func (d *diskFamily) applyBitrot(f faults.Fault) bool {
 	if f.Kind != KindBitrot {
 		return false
 	}
-	n := r.byName(f.Node)
+	n := d.byName(f.Node)
 	if n == nil {
 		return true
 	}
-	s := rng.ForName(r.seedFor("disk"), "bitrot-site", n.prog.Name, uint64(f.At))
+	s := rng.ForName(d.seedFor("disk"), "bitrot-site", n.prog.Name, uint64(f.At))
 	fired, ok := n.disk.Bitrot(s.Intn)
 	if !ok {
 		return true
 	}
 	f.Path, f.Offset = fired.Path, fired.Offset
-	r.record(f)
-	r.event(n, fmt.Sprintf("fault bitrot: flipped bit %d of byte %d of %s", fired.Bit, fired.Offset, fired.Path))
+	d.record(f)
+	d.event(n, fmt.Sprintf("fault bitrot: flipped bit %d of byte %d of %s", fired.Bit, fired.Offset, fired.Path))
 	return true
-}
-
-// NodeDisk is one program's disk at the end of a run, for inspection.
-type NodeDisk struct {
-	Node string
-	Disk *disk.Disk
-}
-
-func (r *runner) keepDisks() []NodeDisk {
-	out := make([]NodeDisk, len(r.nodes))
-	for i, n := range r.nodes {
-		out[i] = NodeDisk{Node: n.prog.Name, Disk: n.disk}
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
@@ -247,7 +248,16 @@ type Prepared struct {
 	World    *world.World
 	Programs []*Program // nodes, workloads, finally: world order
 	e        *Engine
-	pct      pctCalibration // pct's calibration run, made once (pctauto.go)
+	pct      pctCalibration // pct's calibration run, made once (run.go: pctCalls)
+}
+
+// pctCalibration is a Prepared's calibration run: each node's counted
+// calls, made once and kept.
+type pctCalibration struct {
+	mu    sync.Mutex
+	done  bool
+	calls map[string]uint64 // by program name; a node that never started is missing
+	wall  time.Duration     // the real time it took (never in a trace)
 }
 
 // Prepare checks that the engine supports every field the world sets, then

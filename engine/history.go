@@ -30,85 +30,85 @@ type HistorySummary struct {
 }
 
 func init() {
-	register(family{name: "history", setup: (*runner).historySetup, process: (*runner).historyProcess, crash: (*runner).historyCrash,
-		check: (*runner).historyCheck, result: (*runner).historyResult})
+	register(familyDef{name: "history", open: openHistory})
 }
 
-// historyRun is the operations a run has recorded so far, and what the
+// historyFamily is the operations a run has recorded so far, and what the
 // check found.
-type historyRun struct {
+type historyFamily struct {
+	*env
 	h       *history.History
 	outcome *history.Outcome
 }
 
-func (r *runner) historySetup() error {
-	r.hist = &historyRun{h: history.New()}
-	return nil
+func openHistory(e *env) (family, error) {
+	hf := &historyFamily{env: e, h: history.New()}
+	return family{process: hf.process, crash: hf.crash, check: hf.check, result: hf.result}, nil
 }
 
-// historyCrash: a program that dies with operations in flight leaves them
-// open; the trace says so at the moment of the crash.
-func (r *runner) historyCrash(n *node) {
-	if k := r.hist.h.InFlight(n.label()); k > 0 {
-		r.event(n, fmt.Sprintf("%s died with %s in flight, their outcome is unknown", n.label(), operations(k)))
+// crash: a program that dies with operations in flight leaves them open;
+// the trace says so at the moment of the crash.
+func (hf *historyFamily) crash(n *node) {
+	if k := hf.h.InFlight(n.label()); k > 0 {
+		hf.event(n, fmt.Sprintf("%s died with %s in flight, their outcome is unknown", n.label(), operations(k)))
 	}
 }
 
-func (r *runner) historyProcess(n *node, p *wasi.Process) {
-	p.History = &recorder{r: r, n: n, client: n.label()}
+func (hf *historyFamily) process(n *node, p *wasi.Process) {
+	p.History = &recorder{hf: hf, n: n, client: n.label()}
 }
 
 // recorder takes one incarnation's operations: a restarted program is a
 // new client, since it cannot finish what its previous life started.
 type recorder struct {
-	r      *runner
+	hf     *historyFamily
 	n      *node
 	client string
 }
 
 func (c *recorder) Invoke(fields []string) int64 {
-	id, err := c.r.hist.h.Invoke(c.client, c.r.s.Now(), fields)
+	id, err := c.hf.h.Invoke(c.client, c.hf.now(), fields)
 	if err != nil {
-		c.r.fail(ClassLinearizability, c.n, fmt.Sprintf("%s recorded an operation seedfall cannot check: %v", c.client, err))
+		c.hf.fail(ClassLinearizability, c.n, fmt.Sprintf("%s recorded an operation seedfall cannot check: %v", c.client, err))
 		return 0
 	}
 	return id
 }
 
 func (c *recorder) Return(id int64, fields []string) {
-	if err := c.r.hist.h.Return(id, c.r.s.Now(), fields); err != nil {
-		c.r.fail(ClassLinearizability, c.n, fmt.Sprintf("%s recorded an outcome seedfall cannot check: %v", c.client, err))
+	if err := c.hf.h.Return(id, c.hf.now(), fields); err != nil {
+		c.hf.fail(ClassLinearizability, c.n, fmt.Sprintf("%s recorded an outcome seedfall cannot check: %v", c.client, err))
 	}
 }
 
-// historyCheck checks the recorded operations when the run is about to
+// check checks the recorded operations when the run is about to
 // pass.
-func (r *runner) historyCheck() (string, *node, string) {
-	if r.hist.h.Len() == 0 {
+func (hf *historyFamily) check() (string, *node, string) {
+	if hf.h.Len() == 0 {
 		return "", nil, ""
 	}
 	// The check runs while the last program to finish holds the baton:
 	// keep it well inside the watchdog, or a slow check would fail the run
 	// as a busy loop. Explaining a failure may take as long again.
 	limit := HistoryLimit
-	if wd := r.w.Watchdog; wd > 0 {
+	if wd := hf.w.Watchdog; wd > 0 {
 		limit = min(limit, wd/4)
 	}
-	out := r.hist.h.Check(limit)
-	r.hist.outcome = &out
+	out := hf.h.Check(limit)
+	hf.outcome = &out
 	if out.Verdict != history.NotLinearizable {
 		return "", nil, ""
 	}
-	r.worldEvent(fmt.Sprintf("the history of %s is not linearizable", operations(out.Ops)))
+	hf.worldEvent(fmt.Sprintf("the history of %s is not linearizable", operations(out.Ops)))
 	return ClassLinearizability, nil, out.Reason
 }
 
-func (r *runner) historyResult(res *Result) {
-	if r.hist.h.Len() == 0 {
+func (hf *historyFamily) result(res *Result) {
+	if hf.h.Len() == 0 {
 		return
 	}
-	s := &HistorySummary{Ops: r.hist.h.Len()}
-	if o := r.hist.outcome; o != nil {
+	s := &HistorySummary{Ops: hf.h.Len()}
+	if o := hf.outcome; o != nil {
 		s.Verdict, s.Object, s.HTML = o.Verdict, o.Object, o.HTML
 	}
 	res.History = s

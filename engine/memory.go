@@ -109,24 +109,6 @@ func (m *sliceMemory) Reallocate(size uint64) []byte {
 
 func (m *sliceMemory) Free() { m.buf = nil }
 
-// outOfMemory fails the run with ClassMemory if n's memory was refused a
-// grow, and reports whether it did: how a program that ran out of memory
-// ends (exit status 2 from Go's runtime, a trap from others) says nothing
-// more than that.
-func (r *runner) outOfMemory(n *node) bool {
-	g := n.mem
-	if g == nil || !g.refused {
-		return false
-	}
-	raise := `raise "memory_limit"`
-	if n.prog.MemoryLimit > 0 {
-		raise = fmt.Sprintf(`raise "memory_limit" in %s`, n.prog.Path)
-	}
-	r.fail(ClassMemory, n, fmt.Sprintf("%s ran out of memory: it had %s and asked for %s more, over its memory_limit of %s (a leak? %s if it needs more)",
-		n.label(), memText(g.had), memText(g.asked-g.had), memText(g.limit), raise))
-	return true
-}
-
 // refusedPrefix starts the trace's line for a grow refused.
 const refusedPrefix = "out of memory: refused to grow its memory"
 

@@ -35,32 +35,32 @@ type wbKey struct {
 // of its writable shared mappings the crash keeps, records each kept page
 // as a fault, and hands them to the disk, which writes them back after the
 // crash model has decided the rest.
-func (r *runner) mmapWriteback(n *node, dn *diskNode) {
+func (d *diskFamily) mmapWriteback(n *node, dn *diskNode) {
 	pages := n.disk.MappedDirty()
 	if len(pages) == 0 {
 		return
 	}
-	prob := r.w.Faults.MmapEarlyWriteback
-	now := time.Duration(r.s.Now())
+	prob := d.w.Faults.MmapEarlyWriteback
+	now := time.Duration(d.now())
 	kept := pages[:0:0]
 	for _, pg := range pages {
 		var keep bool
 		switch {
-		case r.given != nil:
-			keep = r.diskf.givenWB[wbKey{node: n.prog.Name, crash: dn.crashes, path: pg.Path, off: pg.Off}]
+		case d.given != nil:
+			keep = d.wb[wbKey{node: n.prog.Name, crash: dn.crashes, path: pg.Path, off: pg.Off}]
 		case prob > 0:
-			s := rng.ForName(r.seed, KindMmapEarlyWriteback, n.prog.Name, dn.crashes, pg.Ino, uint64(pg.Off))
+			s := rng.ForName(d.seed, KindMmapEarlyWriteback, n.prog.Name, dn.crashes, pg.Ino, uint64(pg.Off))
 			keep = s.Float64() < prob
 		}
 		if !keep {
 			continue
 		}
 		kept = append(kept, pg)
-		r.record(faults.Fault{At: now, Kind: KindMmapEarlyWriteback, Node: n.prog.Name, Op: dn.crashes, Path: pg.Path, Offset: pg.Off})
-		r.event(n, fmt.Sprintf("fault %s at crash #%d: page at %d of %s was written back", KindMmapEarlyWriteback, dn.crashes, pg.Off, pg.Path))
+		d.record(faults.Fault{At: now, Kind: KindMmapEarlyWriteback, Node: n.prog.Name, Op: dn.crashes, Path: pg.Path, Offset: pg.Off})
+		d.event(n, fmt.Sprintf("fault %s at crash #%d: page at %d of %s was written back", KindMmapEarlyWriteback, dn.crashes, pg.Off, pg.Path))
 	}
 	n.disk.KeepMapped(kept)
 	if lost := len(pages) - len(kept); lost > 0 {
-		r.event(n, fmt.Sprintf("crash loses %d dirty mapped pages", lost))
+		d.event(n, fmt.Sprintf("crash loses %d dirty mapped pages", lost))
 	}
 }

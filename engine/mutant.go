@@ -136,7 +136,14 @@ func (m Mutant) Reached(r disk.Reach) uint64 {
 }
 
 func init() {
-	register(family{name: "mutant", setup: setupMutant, disk: (*runner).mutantDisk, crash: mutantCrash, result: mutantResult})
+	register(familyDef{name: "mutant", open: openMutant})
+}
+
+// mutantFamily is the mutant family of one run; run is the mutant's
+// state, nil without one.
+type mutantFamily struct {
+	*env
+	run *mutantRun
 }
 
 // mutantRun is the mutant's state for one run.
@@ -146,29 +153,31 @@ type mutantRun struct {
 	count   uint64            // calls weakened and renames torn so far
 }
 
-func setupMutant(r *runner) error {
-	if r.mutant.Kind == "" {
-		return nil
+func openMutant(e *env) (family, error) {
+	mf := &mutantFamily{env: e}
+	fam := family{disk: mf.disk, crash: mf.crash, result: mf.result}
+	if e.mutant.Kind == "" {
+		return fam, nil
 	}
-	if !isMutantKind(r.mutant.Kind) || r.mutant.OneIn < 0 || r.mutant.OneIn > MaxOneIn {
-		return fmt.Errorf("mutant %q: not one of %s", r.mutant, strings.Join(MutantKinds, ", "))
+	if !isMutantKind(e.mutant.Kind) || e.mutant.OneIn < 0 || e.mutant.OneIn > MaxOneIn {
+		return fam, fmt.Errorf("mutant %q: not one of %s", e.mutant, strings.Join(MutantKinds, ", "))
 	}
-	r.mut = &mutantRun{m: r.mutant, crashes: map[string]uint64{}}
-	r.worldEvent(fmt.Sprintf("mutant %s: %s", r.mutant, r.mutant.Describe()))
-	return nil
+	mf.run = &mutantRun{m: e.mutant, crashes: map[string]uint64{}}
+	e.worldEvent(fmt.Sprintf("mutant %s: %s", e.mutant, e.mutant.Describe()))
+	return fam, nil
 }
 
-// mutantDisk gives the disk of a program that takes faults the hook of the
+// disk gives the disk of a program that takes faults the hook of the
 // run's mutant.
-func (r *runner) mutantDisk(n *node, o *disk.Options) {
-	mr := r.mut
-	if mr == nil || !r.w.NodeFaults(n.prog.Program) {
+func (mf *mutantFamily) disk(n *node, o *disk.Options) {
+	mr := mf.run
+	if mr == nil || !mf.w.NodeFaults(n.prog.Program) {
 		return
 	}
 	name := n.prog.Name
 	if mr.m.Kind == MutantRename {
 		o.Tear = func(op disk.DirOp) disk.Tear {
-			s := rng.ForName(r.seedFor("mutant"), "mutant", name, mr.crashes[name], op.Seq)
+			s := rng.ForName(mf.seedFor("mutant"), "mutant", name, mr.crashes[name], op.Seq)
 			if mr.m.OneIn > 1 && s.Intn(mr.m.OneIn) != 0 {
 				return disk.TearNone
 			}
@@ -177,7 +186,7 @@ func (r *runner) mutantDisk(n *node, o *disk.Options) {
 				t = disk.TearNeither
 			}
 			mr.count++
-			r.event(n, fmt.Sprintf("mutant %s: the crash keeps the rename of %s to %s in half: %s", mr.m, op.Path, op.NewPath, t))
+			mf.event(n, fmt.Sprintf("mutant %s: the crash keeps the rename of %s to %s in half: %s", mr.m, op.Path, op.NewPath, t))
 			return t
 		}
 		return
@@ -187,7 +196,7 @@ func (r *runner) mutantDisk(n *node, o *disk.Options) {
 			return false
 		}
 		if mr.m.OneIn > 1 {
-			s := rng.ForName(r.seedFor("mutant"), "mutant", name, c.N)
+			s := rng.ForName(mf.seedFor("mutant"), "mutant", name, c.N)
 			if s.Intn(mr.m.OneIn) != 0 {
 				return false
 			}
@@ -197,7 +206,7 @@ func (r *runner) mutantDisk(n *node, o *disk.Options) {
 		if c.Dir {
 			what = "fsync of directory " + c.Path
 		}
-		r.event(n, fmt.Sprintf("mutant %s: %s at disk op #%d %s", mr.m, what, c.N, mr.m.verb()))
+		mf.event(n, fmt.Sprintf("mutant %s: %s at disk op #%d %s", mr.m, what, c.N, mr.m.verb()))
 		return true
 	}
 }
@@ -217,22 +226,22 @@ func (mr *mutantRun) weakens(c disk.SyncCall) bool {
 	return false
 }
 
-// mutantCrash numbers a program's crashes, before its disk crashes.
-func mutantCrash(r *runner, n *node) {
-	if r.mut != nil {
-		r.mut.crashes[n.prog.Name]++
+// crash numbers a program's crashes, before its disk crashes.
+func (mf *mutantFamily) crash(n *node) {
+	if mf.run != nil {
+		mf.run.crashes[n.prog.Name]++
 	}
 }
 
-// mutantResult counts what the mutant weakened, and what any mutant could
-// have, over the programs that take faults.
-func mutantResult(r *runner, res *Result) {
-	for _, n := range r.nodes {
-		if r.w.NodeFaults(n.prog.Program) {
+// result counts what the mutant weakened, and what any mutant could have,
+// over the programs that take faults.
+func (mf *mutantFamily) result(res *Result) {
+	for _, n := range mf.nodeList() {
+		if mf.w.NodeFaults(n.prog.Program) {
 			res.Reach = res.Reach.Add(n.disk.Reach())
 		}
 	}
-	if r.mut != nil {
-		res.Mutant, res.Weakened = r.mut.m, r.mut.count
+	if mf.run != nil {
+		res.Mutant, res.Weakened = mf.run.m, mf.run.count
 	}
 }

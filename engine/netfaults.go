@@ -10,7 +10,6 @@ import (
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/netsim"
 	"github.com/seedfall/seedfall/engine/rng"
-	"github.com/seedfall/seedfall/engine/trace"
 	"github.com/seedfall/seedfall/engine/wasi"
 	"github.com/seedfall/seedfall/engine/world"
 )
@@ -32,8 +31,7 @@ var netFields = []string{
 }
 
 func init() {
-	register(family{name: "net", setup: (*runner).netSetup, process: (*runner).netProcess, plan: (*runner).planNet, apply: (*runner).applyNet,
-		heal: (*runner).healNet})
+	register(familyDef{name: "net", open: openNet})
 	faults.Register(faults.KindInfo{Name: KindPartition, Lasts: true, NoNode: true})
 	faults.Register(faults.KindInfo{Name: KindClog, Lasts: true, NoNode: true})
 	faults.Register(faults.KindInfo{Name: KindNetReset})
@@ -44,11 +42,12 @@ func init() {
 	}
 }
 
-// netRun is the network family's state for one run.
-type netRun struct {
+// netFamily is the network family's state for one run.
+type netFamily struct {
+	*env
 	partition int // number of the partition in force, 0 for none
-	// given holds a replay's datagram faults by sender and datagram number.
-	given map[udpKey]string
+	// udp holds a replay's datagram faults by sender and datagram number.
+	udp map[udpKey]string
 }
 
 type udpKey struct {
@@ -56,12 +55,14 @@ type udpKey struct {
 	op   uint64
 }
 
-// netSetup refuses network faults without the simulated network, keeps the
+// openNet refuses network faults without the simulated network, keeps the
 // network faults off the hosts that must not take them, and installs the
 // datagram hook.
-func (r *runner) netSetup() error {
-	f := &r.w.Faults
-	if r.net == nil {
+func openNet(e *env) (family, error) {
+	nf := &netFamily{env: e}
+	fam := family{process: nf.process, plan: nf.plan, apply: nf.apply}
+	f := &e.w.Faults
+	if e.net == nil {
 		for _, set := range []struct {
 			name string
 			on   bool
@@ -71,77 +72,78 @@ func (r *runner) netSetup() error {
 			{"udp_loss", f.UDPLoss > 0}, {"udp_dup", f.UDPDup > 0},
 		} {
 			if set.on {
-				return r.w.Errorf("faults."+set.name, "network faults act on the simulated network: set \"net_overlay\": true, or remove %s", set.name)
+				return fam, e.w.Errorf("faults."+set.name, "network faults act on the simulated network: set \"net_overlay\": true, or remove %s", set.name)
 			}
 		}
-		return nil
+		return fam, nil
 	}
 	switch {
 	case f.PartitionPerSec > 0 && len(f.PartitionTopologies) == 0:
-		return r.w.Errorf("faults.partition_topologies", "is empty: name at least one shape, such as [\"half\"], or remove partition_per_sec")
+		return fam, e.w.Errorf("faults.partition_topologies", "is empty: name at least one shape, such as [\"half\"], or remove partition_per_sec")
 	case f.ClogPerSec > 0 && len(f.ClogModes) == 0:
-		return r.w.Errorf("faults.clog_modes", "is empty: name at least one mode, such as [\"stop\"], or remove clog_per_sec")
+		return fam, e.w.Errorf("faults.clog_modes", "is empty: name at least one mode, such as [\"stop\"], or remove clog_per_sec")
 	}
-	r.netf = &netRun{}
-	if r.given != nil {
-		r.netf.given = map[udpKey]string{}
-		for _, g := range r.given.Faults {
+	fam.heal = nf.heal
+	if e.given != nil {
+		nf.udp = map[udpKey]string{}
+		for _, g := range e.given.Faults {
 			if g.Kind == KindUDPDrop || g.Kind == KindUDPDup {
-				r.netf.given[udpKey{g.Node, g.Op}] = g.Kind
+				nf.udp[udpKey{g.Node, g.Op}] = g.Kind
 			}
 		}
 	} else if f.UDPLoss <= 0 && f.UDPDup <= 0 {
-		return nil
+		return fam, nil
 	}
-	r.datagram = r.udpFate
-	return nil
+	fam.datagram = nf.udpFate
+	return fam, nil
 }
 
-// netProcess keeps partitions and clogs off the links of a program that
+// process keeps partitions and clogs off the links of a program that
 // must not take them, from its first start on (the hosts exist by then).
-func (r *runner) netProcess(n *node, _ *wasi.Process) {
-	if r.net != nil && n.inc == 1 && !r.w.NetFaults(n.prog.Program) {
-		r.net.SetFaultFree(n.host, true)
+func (nf *netFamily) process(n *node, _ *wasi.Process) {
+	if nf.net != nil && n.inc == 1 && !nf.w.NetFaults(n.prog.Program) {
+		nf.net.SetFaultFree(n.host, true)
 	}
 }
 
 // udpFate decides whether datagram number seq of host from is lost or
 // duplicated: from the schedule in a replay, else from the "udp" stream
 // keyed by the kind, the sender and seq, so no other draw moves it.
-func (r *runner) udpFate(from, to int, seq uint64) (drop, dup bool) {
-	sender := r.nodes[from].prog
+func (nf *netFamily) udpFate(from, to int, seq uint64) (drop, dup bool) {
+	nodes := nf.nodeList()
+	sender := nodes[from].prog
 	toName := ""
 	if to >= 0 {
-		toName = r.nodes[to].prog.Name
+		toName = nodes[to].prog.Name
 	}
 	kind := ""
-	if r.given != nil {
-		kind = r.netf.given[udpKey{sender.Name, seq}]
-	} else if r.faultsActive() && to != from && r.w.NetFaults(sender.Program) && (to < 0 || r.w.NetFaults(r.nodes[to].prog.Program)) {
+	if nf.given != nil {
+		kind = nf.udp[udpKey{sender.Name, seq}]
+	} else if nf.faultsActive() && to != from && nf.w.NetFaults(sender.Program) && (to < 0 || nf.w.NetFaults(nodes[to].prog.Program)) {
 		// Loopback never loses a datagram, as on Linux.
-		loss := rng.ForName(r.seed, "udp", sender.Name, 1, seq)
-		dupS := rng.ForName(r.seed, "udp", sender.Name, 2, seq)
+		loss := rng.ForName(nf.seed, "udp", sender.Name, 1, seq)
+		dupS := rng.ForName(nf.seed, "udp", sender.Name, 2, seq)
 		switch {
-		case r.w.Faults.UDPLoss > 0 && loss.Float64() < r.w.Faults.UDPLoss:
+		case nf.w.Faults.UDPLoss > 0 && loss.Float64() < nf.w.Faults.UDPLoss:
 			kind = KindUDPDrop
-		case r.w.Faults.UDPDup > 0 && dupS.Float64() < r.w.Faults.UDPDup:
+		case nf.w.Faults.UDPDup > 0 && dupS.Float64() < nf.w.Faults.UDPDup:
 			kind = KindUDPDup
 		}
 	}
 	if kind == "" {
 		return false, false
 	}
-	r.record(faults.Fault{At: time.Duration(r.s.Now()), Kind: kind, Node: sender.Name, To: toName, Op: seq})
-	n := r.nodes[from]
-	r.event(n, fmt.Sprintf("%s datagram #%d to %s", map[string]string{KindUDPDrop: "lose", KindUDPDup: "duplicate"}[kind], seq, cmp.Or(toName, "nowhere")))
+	nf.record(faults.Fault{At: time.Duration(nf.now()), Kind: kind, Node: sender.Name, To: toName, Op: seq})
+	n := nodes[from]
+	nf.event(n, fmt.Sprintf("%s datagram #%d to %s", map[string]string{KindUDPDrop: "lose", KindUDPDup: "duplicate"}[kind], seq, cmp.Or(toName, "nowhere")))
 	return kind == KindUDPDrop, kind == KindUDPDup
 }
 
 // netTargets lists the programs partitions and clogs may cut (world order).
-func (r *runner) netTargets() []string {
+func (nf *netFamily) netTargets() []string {
 	var names []string
-	for _, n := range r.nodes {
-		if r.w.NetFaults(n.prog.Program) {
+	for _, n := range nf.nodeList() {
+		if nf.w.NetFaults(n.prog.Program) {
 			names = append(names, n.prog.Name)
 		}
 	}
@@ -150,9 +152,9 @@ func (r *runner) netTargets() []string {
 
 // partitioned lists the programs a partition splits: every node and
 // workload, fault-free ones included (the network keeps them whole).
-func (r *runner) partitioned() []string {
+func (nf *netFamily) partitioned() []string {
 	var names []string
-	for _, n := range r.nodes {
+	for _, n := range nf.nodeList() {
 		if n.prog.Role != world.RoleFinally {
 			names = append(names, n.prog.Name)
 		}
@@ -160,29 +162,18 @@ func (r *runner) partitioned() []string {
 	return names
 }
 
-// poisson calls at for each event of a Poisson process of rate perSec over
-// the run, drawing the waits from s.
-func (r *runner) poisson(s *rng.Stream, perSec float64, at func(t time.Duration)) {
-	if perSec <= 0 {
-		return
-	}
-	for t := s.Exp(perSec); t < r.w.Duration; t += s.Exp(perSec) {
-		at(t)
-	}
-}
-
-// planNet draws every timed network fault from its own stream.
-func (r *runner) planNet() []faults.Fault {
-	if r.net == nil {
+// plan draws every timed network fault from its own stream.
+func (nf *netFamily) plan() []faults.Fault {
+	if nf.net == nil {
 		return nil
 	}
-	f := &r.w.Faults
+	f := &nf.w.Faults
 	var out []faults.Fault
-	targets := r.netTargets()
+	targets := nf.netTargets()
 
-	s := rng.New(r.seed, "partition", -1)
-	hosts := r.partitioned()
-	r.poisson(&s, f.PartitionPerSec, func(t time.Duration) {
+	s := rng.New(nf.seed, "partition", -1)
+	hosts := nf.partitioned()
+	poisson(&s, f.PartitionPerSec, nf.w.Duration, func(t time.Duration) {
 		topo := f.PartitionTopologies[s.Intn(len(f.PartitionTopologies))]
 		idx := make([]int, len(hosts))
 		for i := range idx {
@@ -196,8 +187,8 @@ func (r *runner) planNet() []faults.Fault {
 		out = append(out, partitionFault(t, t+d, hosts, groups))
 	})
 
-	s = rng.New(r.seed, "clog", -1)
-	r.poisson(&s, f.ClogPerSec, func(t time.Duration) {
+	s = rng.New(nf.seed, "clog", -1)
+	poisson(&s, f.ClogPerSec, nf.w.Duration, func(t time.Duration) {
 		c := faults.Fault{At: t, Kind: KindClog}
 		c.Until = t + s.Between(f.ClogFor.Min, f.ClogFor.Max)
 		c.Mode = string(f.ClogModes[s.Intn(len(f.ClogModes))])
@@ -221,17 +212,17 @@ func (r *runner) planNet() []faults.Fault {
 		out = append(out, c)
 	})
 
-	s = rng.New(r.seed, "swizzle", -1)
-	r.poisson(&s, f.SwizzlePerSec, func(t time.Duration) {
+	s = rng.New(nf.seed, "swizzle", -1)
+	poisson(&s, f.SwizzlePerSec, nf.w.Duration, func(t time.Duration) {
 		out = append(out, swizzle(&s, t, s.Between(f.ClogFor.Min, f.ClogFor.Max), targets)...)
 	})
 
-	for _, n := range r.nodes {
-		if !r.w.NodeFaults(n.prog.Program) {
+	for _, n := range nf.nodeList() {
+		if !nf.w.NodeFaults(n.prog.Program) {
 			continue
 		}
-		s := rng.ForName(r.seed, "net_reset", n.prog.Name)
-		r.poisson(&s, f.ResetPerSec, func(t time.Duration) {
+		s := rng.ForName(nf.seed, "net_reset", n.prog.Name)
+		poisson(&s, f.ResetPerSec, nf.w.Duration, func(t time.Duration) {
 			out = append(out, faults.Fault{At: t, Kind: KindNetReset, Node: n.prog.Name, Until: t})
 		})
 	}
@@ -294,18 +285,18 @@ func swizzle(s *rng.Stream, at, length time.Duration, targets []string) []faults
 	return out
 }
 
-// applyNet puts a planned network fault in force and schedules its end.
-func (r *runner) applyNet(f faults.Fault) bool {
+// apply puts a planned network fault in force and schedules its end.
+func (nf *netFamily) apply(f faults.Fault) bool {
 	switch f.Kind {
 	case KindPartition, KindClog, KindNetReset:
 	default:
 		return false
 	}
-	if r.net == nil {
+	if nf.net == nil {
 		return true
 	}
 	host := func(name string) int {
-		if n := r.byName(name); n != nil {
+		if n := nf.byName(name); n != nil {
 			return n.host
 		}
 		return -1
@@ -315,7 +306,7 @@ func (r *runner) applyNet(f faults.Fault) bool {
 		groups := f.Groups
 		if len(f.Side) > 0 {
 			var rest []string
-			for _, h := range r.partitioned() {
+			for _, h := range nf.partitioned() {
 				if !slices.Contains(f.Side, h) {
 					rest = append(rest, h)
 				}
@@ -337,16 +328,16 @@ func (r *runner) applyNet(f faults.Fault) bool {
 		if len(idx) == 0 {
 			return true
 		}
-		r.record(f)
-		r.netf.partition++
-		id := r.netf.partition
-		r.net.Partition(idx)
-		r.netEvent(fmt.Sprintf("partition %s until %v", groupsText(groups), f.Until))
-		r.s.At(int64(f.Until), func() {
-			if r.netf.partition == id && r.res == nil {
-				r.netf.partition = 0
-				r.net.HealPartition()
-				r.netEvent("partition heals")
+		nf.record(f)
+		nf.partition++
+		id := nf.partition
+		nf.net.Partition(idx)
+		nf.netEvent(fmt.Sprintf("partition %s until %v", groupsText(groups), f.Until))
+		nf.at(int64(f.Until), func() {
+			if nf.partition == id && !nf.over() {
+				nf.partition = 0
+				nf.net.HealPartition()
+				nf.netEvent("partition heals")
 			}
 		})
 	case KindClog:
@@ -362,57 +353,54 @@ func (r *runner) applyNet(f faults.Fault) bool {
 			if !ok || h < 0 {
 				return true
 			}
-			id = r.net.ClogHost(h, dir, mode, int64(f.Delay))
+			id = nf.net.ClogHost(h, dir, mode, int64(f.Delay))
 			what = fmt.Sprintf("%s %s", f.Node, f.Dir)
 		} else {
 			a, b := host(f.From), host(f.To)
 			if a < 0 || b < 0 {
 				return true
 			}
-			id = r.net.ClogLink(a, b, mode, int64(f.Delay))
+			id = nf.net.ClogLink(a, b, mode, int64(f.Delay))
 			what = f.From + " -> " + f.To
 		}
-		r.record(f)
+		nf.record(f)
 		desc := "clog " + what + " " + f.Mode
 		if mode == netsim.ClogSlow {
 			desc += fmt.Sprintf(" +%v", f.Delay)
 		}
-		r.netEvent(fmt.Sprintf("%s until %v", desc, f.Until))
-		gen := r.healGen
-		r.s.At(int64(f.Until), func() {
-			if r.res == nil && r.healGen == gen {
-				r.net.Unclog(id)
-				r.netEvent("unclog " + desc)
+		nf.netEvent(fmt.Sprintf("%s until %v", desc, f.Until))
+		gen := nf.heals()
+		nf.at(int64(f.Until), func() {
+			if !nf.over() && nf.heals() == gen {
+				nf.net.Unclog(id)
+				nf.netEvent("unclog " + desc)
 			}
 		})
 	case KindNetReset:
-		n := r.byName(f.Node)
+		n := nf.byName(f.Node)
 		if n == nil || !n.up {
 			return true
 		}
-		r.record(f)
-		r.event(n, "connections reset")
-		r.net.ResetHost(n.host)
+		nf.record(f)
+		nf.event(n, "connections reset")
+		nf.net.ResetHost(n.host)
 	}
 	return true
 }
 
 // netEvent writes a network-wide event to the trace.
-func (r *runner) netEvent(text string) {
-	r.tr.Add(trace.Line{At: r.s.Now(), Node: "net", Kind: trace.Event, Text: text})
+func (nf *netFamily) netEvent(text string) {
+	nf.note("net", text)
 }
 
-// healNet ends every partition and clog at once (sim.QuietFor, liveness's
+// heal ends every partition and clog at once (sim.QuietFor, liveness's
 // recovery phase, the finally check).
-func (r *runner) healNet(why string) {
-	if r.net == nil || r.netf == nil {
-		return
+func (nf *netFamily) heal(why string) {
+	if nf.partition != 0 || nf.net.Clogged() {
+		nf.netEvent("network heals " + why)
 	}
-	if r.netf.partition != 0 || r.net.Clogged() {
-		r.netEvent("network heals " + why)
-	}
-	r.netf.partition = 0
-	r.net.HealAll()
+	nf.partition = 0
+	nf.net.HealAll()
 }
 
 func groupsText(groups [][]string) string {

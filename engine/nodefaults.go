@@ -26,8 +26,7 @@ var nodeFields = []string{
 }
 
 func init() {
-	register(family{name: "node", setup: (*runner).nodeSetup, process: (*runner).nodeProcess,
-		plan: (*runner).planNode, apply: (*runner).applyNode, heal: (*runner).healNode})
+	register(familyDef{name: "node", open: openNode})
 	faults.Register(faults.KindInfo{Name: KindPause, Lasts: true})
 	faults.Register(faults.KindInfo{Name: KindSlow, Lasts: true, Factor: true})
 	faults.Register(faults.KindInfo{Name: KindClockSkew})
@@ -37,36 +36,40 @@ func init() {
 	}
 }
 
-// nodeRun is the node family's state for one run, by host index. It
+// nodeFamily is the node family's state for one run, by host index. It
 // outlives incarnations: a node that restarts keeps its clock and its
 // slowdown, as a machine does when only its process restarts.
-type nodeRun struct {
+type nodeFamily struct {
+	*env
 	slow      []float64       // slowdown factor in force, 1 when none
 	slowUntil []time.Duration // end of the slowdown in force
 	wall      []int64         // wall-clock offset in ns (skew plus jumps)
 }
 
 // stretch scales a delay on host h by its slowdown factor.
-func (nr *nodeRun) stretch(h int, d int64) int64 {
+func (nr *nodeFamily) stretch(h int, d int64) int64 {
 	if f := nr.slow[h]; f > 1 {
 		return int64(float64(d) * f)
 	}
 	return d
 }
 
-func (r *runner) nodeSetup() error {
-	n := len(r.p.Programs)
-	r.nodef = &nodeRun{slow: make([]float64, n), slowUntil: make([]time.Duration, n), wall: make([]int64, n)}
-	for i := range r.nodef.slow {
-		r.nodef.slow[i] = 1
+// clock is host h's slowdown factor and wall clock offset (State).
+func (nr *nodeFamily) clock(h int) (slow float64, wall int64) { return nr.slow[h], nr.wall[h] }
+
+func openNode(e *env) (family, error) {
+	n := e.hosts
+	nr := &nodeFamily{env: e, slow: make([]float64, n), slowUntil: make([]time.Duration, n), wall: make([]int64, n)}
+	for i := range nr.slow {
+		nr.slow[i] = 1
 	}
-	return nil
+	return family{process: nr.process, plan: nr.plan, apply: nr.apply, heal: nr.heal, clocks: nr}, nil
 }
 
-// nodeProcess gives each incarnation its node's wall clock and slowdown;
+// process gives each incarnation its node's wall clock and slowdown;
 // a slow node's fsyncs (disk_latency) take longer too.
-func (r *runner) nodeProcess(n *node, p *wasi.Process) {
-	nr, h := r.nodef, n.host
+func (nr *nodeFamily) process(n *node, p *wasi.Process) {
+	h := n.host
 	p.WallOffset = func() int64 { return nr.wall[h] }
 	p.Slow = func() float64 { return nr.slow[h] }
 	if sync := p.SyncDelay; sync != nil {
@@ -74,19 +77,19 @@ func (r *runner) nodeProcess(n *node, p *wasi.Process) {
 	}
 }
 
-// planNode draws each eligible program's pauses, slowdowns, clock skew and
+// plan draws each eligible program's pauses, slowdowns, clock skew and
 // clock jumps, each from a stream of its own keyed by the program's name,
 // so adding a node or another fault kind moves none of them.
-func (r *runner) planNode() []faults.Fault {
-	f := &r.w.Faults
+func (nr *nodeFamily) plan() []faults.Fault {
+	f := &nr.w.Faults
 	var out []faults.Fault
-	for _, n := range r.nodes {
-		if !r.w.NodeFaults(n.prog.Program) {
+	for _, n := range nr.nodeList() {
+		if !nr.w.NodeFaults(n.prog.Program) {
 			continue
 		}
 		name := n.prog.Name
 		if f.ClockSkew > 0 {
-			s := rng.ForName(r.seed, KindClockSkew, name)
+			s := rng.ForName(nr.seed, KindClockSkew, name)
 			// Whole milliseconds read well in a schedule; truncation keeps
 			// the offset inside [-skew, +skew].
 			off := (s.Between(0, 2*f.ClockSkew) - f.ClockSkew).Truncate(time.Millisecond)
@@ -94,18 +97,18 @@ func (r *runner) planNode() []faults.Fault {
 				out = append(out, faults.Fault{At: 0, Kind: KindClockSkew, Node: name, Delay: off})
 			}
 		}
-		s := rng.ForName(r.seed, KindPause, name)
-		r.spells(&s, f.PausePerSec, f.PauseFor.Min, f.PauseFor.Max, func(at, until time.Duration) {
+		s := rng.ForName(nr.seed, KindPause, name)
+		spells(&s, f.PausePerSec, f.PauseFor.Min, f.PauseFor.Max, nr.w.Duration, func(at, until time.Duration) {
 			out = append(out, faults.Fault{At: at, Kind: KindPause, Node: name, Until: until})
 		})
-		s = rng.ForName(r.seed, KindSlow, name)
-		r.spells(&s, f.SlowPerSec, f.SlowFor.Min, f.SlowFor.Max, func(at, until time.Duration) {
+		s = rng.ForName(nr.seed, KindSlow, name)
+		spells(&s, f.SlowPerSec, f.SlowFor.Min, f.SlowFor.Max, nr.w.Duration, func(at, until time.Duration) {
 			factor := 1 + s.Float64()*(max(f.SlowFactor, 1)-1)
 			factor = math.Round(factor*100) / 100 // reads well in a schedule, replays exactly
 			out = append(out, faults.Fault{At: at, Kind: KindSlow, Node: name, Factor: factor, Until: until})
 		})
-		s = rng.ForName(r.seed, KindClockJump, name)
-		r.poisson(&s, f.ClockJumpPerSec, func(t time.Duration) {
+		s = rng.ForName(nr.seed, KindClockJump, name)
+		poisson(&s, f.ClockJumpPerSec, nr.w.Duration, func(t time.Duration) {
 			d := s.Between(0, f.ClockJumpMax).Truncate(time.Millisecond)
 			if s.Intn(2) == 0 {
 				d = -d
@@ -120,62 +123,62 @@ func (r *runner) planNode() []faults.Fault {
 
 // spells draws non-overlapping spells of a Poisson process: each starts an
 // exponential wait after the previous one ended and lasts [lo, hi].
-func (r *runner) spells(s *rng.Stream, perSec float64, lo, hi time.Duration, at func(at, until time.Duration)) {
+func spells(s *rng.Stream, perSec float64, lo, hi, horizon time.Duration, at func(at, until time.Duration)) {
 	if perSec <= 0 {
 		return
 	}
-	for t := s.Exp(perSec); t < r.w.Duration; t += s.Exp(perSec) {
+	for t := s.Exp(perSec); t < horizon; t += s.Exp(perSec) {
 		d := s.Between(lo, hi)
 		at(t, t+d)
 		t += d
 	}
 }
 
-// applyNode starts a pause, a slowdown or a clock change on a node.
-func (r *runner) applyNode(f faults.Fault) bool {
+// apply starts a pause, a slowdown or a clock change on a node.
+func (nr *nodeFamily) apply(f faults.Fault) bool {
 	switch f.Kind {
 	case KindPause, KindSlow, KindClockSkew, KindClockJump:
 	default:
 		return false
 	}
-	n := r.byName(f.Node)
+	n := nr.byName(f.Node)
 	if n == nil {
 		return true
 	}
-	nr, h := r.nodef, n.host
+	h := n.host
 	switch f.Kind {
 	case KindPause:
 		if !n.up {
 			return true // nothing runs to pause
 		}
-		r.record(f)
+		nr.record(f)
 		n.proc.Hold(int64(f.Until))
-		r.event(n, fmt.Sprintf("pause until %v", f.Until))
-		proc, gen := n.proc, r.healGen
-		r.s.At(int64(f.Until), func() {
-			if n.proc == proc && n.up && r.res == nil && r.healGen == gen {
-				r.event(n, "resume")
+		nr.event(n, fmt.Sprintf("pause until %v", f.Until))
+		proc, gen := n.proc, nr.heals()
+		nr.at(int64(f.Until), func() {
+			if n.proc == proc && n.up && !nr.over() && nr.heals() == gen {
+				nr.event(n, "resume")
 			}
 		})
 	case KindSlow:
 		factor := max(f.Factor, 1)
-		r.record(f)
+		nr.record(f)
 		nr.slow[h], nr.slowUntil[h] = factor, f.Until
-		r.event(n, fmt.Sprintf("slow x%v until %v", factor, f.Until))
-		r.s.At(int64(f.Until), func() {
+		nr.event(n, fmt.Sprintf("slow x%v until %v", factor, f.Until))
+		nr.at(int64(f.Until), func() {
 			if nr.slowUntil[h] == f.Until && nr.slow[h] != 1 {
 				nr.slow[h] = 1
-				r.event(n, "slowdown ends")
+				nr.event(n, "slowdown ends")
 			}
 		})
 	case KindClockSkew:
-		r.record(f)
+		nr.record(f)
 		nr.wall[h] = int64(f.Delay)
-		r.event(n, fmt.Sprintf("wall clock skewed by %v", f.Delay))
+		nr.event(n, fmt.Sprintf("wall clock skewed by %v", f.Delay))
 	case KindClockJump:
-		r.record(f)
+		nr.record(f)
 		nr.wall[h] = addSat(nr.wall[h], int64(f.Delay))
-		r.event(n, fmt.Sprintf("wall clock jumps by %v (offset now %v)", f.Delay, time.Duration(nr.wall[h])))
+		nr.event(n, fmt.Sprintf("wall clock jumps by %v (offset now %v)", f.Delay, time.Duration(nr.wall[h])))
 	}
 	return true
 }
@@ -194,19 +197,19 @@ func addSat(a, b int64) int64 {
 	return s
 }
 
-// healNode ends every pause and slowdown at once. Wall clocks keep their
+// heal ends every pause and slowdown at once. Wall clocks keep their
 // offsets, as a machine's clock does once it has jumped; no new jump comes
 // while faults are stopped.
-func (r *runner) healNode(why string) {
-	for _, n := range r.nodes {
+func (nr *nodeFamily) heal(why string) {
+	for _, n := range nr.nodeList() {
 		h := n.host
 		if n.up && n.proc != nil && n.proc.Held() {
 			n.proc.Hold(0)
-			r.event(n, "pause ends "+why)
+			nr.event(n, "pause ends "+why)
 		}
-		if r.nodef.slow[h] != 1 {
-			r.nodef.slow[h] = 1
-			r.event(n, "slowdown ends "+why)
+		if nr.slow[h] != 1 {
+			nr.slow[h] = 1
+			nr.event(n, "slowdown ends "+why)
 		}
 	}
 }

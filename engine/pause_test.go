@@ -84,15 +84,15 @@ func TestPausedGuestIsItsMemoryAndGlobals(t *testing.T) {
 			p := preparePauseWorld(t, tc.name, tc.world, tc.file)
 			for seed := uint64(1); seed <= 2; seed++ {
 				stay := run(t, p, seed, nil)
-				moved, err := p.Run(context.Background(), RunOptions{Seed: seed, relocate: true})
+				moved, probe, err := p.runProbed(context.Background(), RunOptions{Seed: seed}, true)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if moved.relocated == 0 {
+				if probe.relocated == 0 {
 					t.Fatalf("seed %d: no guest was moved", seed)
 				}
 				if stay.Digest != moved.Digest {
-					t.Fatalf("seed %d: moving paused guests (%d times) changed the run:\n%s\n--- staying:\n%s", seed, moved.relocated,
+					t.Fatalf("seed %d: moving paused guests (%d times) changed the run:\n%s\n--- staying:\n%s", seed, probe.relocated,
 						trace.Render(moved.Lines, ""), trace.Render(stay.Lines, ""))
 				}
 			}
@@ -100,12 +100,19 @@ func TestPausedGuestIsItsMemoryAndGlobals(t *testing.T) {
 	}
 }
 
+// forked is a fork's result, and how many guests it copied from its
+// checkpoint.
+type forked struct {
+	*Result
+	switched uint64
+}
+
 // forksOf runs seed of p, then runs it again under its own schedule with a
 // checkpoint at each of the moments k/parts of it (k from 1 to parts-1),
 // which must change nothing, and forks it at each, every stream re-keyed
 // there. Every checkpoint must take a fork, and every fork's digest must
 // be the digest of the same run from t=0. It returns the forks.
-func forksOf(t *testing.T, p *Prepared, seed uint64, parts int) []*Result {
+func forksOf(t *testing.T, p *Prepared, seed uint64, parts int) []forked {
 	t.Helper()
 	first := run(t, p, seed, nil)
 	sch, end := first.Schedule, time.Duration(first.SimNs)
@@ -129,14 +136,14 @@ func forksOf(t *testing.T, p *Prepared, seed uint64, parts int) []*Result {
 			}
 		}
 	}
-	var forks []*Result
+	var forks []forked
 	for i, c := range base.Checkpoints {
 		if c.Reason != "" {
 			t.Fatalf("seed %d: no fork at %v: %s", seed, c.At, c.Reason)
 		}
 		fs := sch.ForkAt(c.At, uint64(i+1))
 		scratch := run(t, p, seed, fs)
-		fork, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: fs, From: c})
+		fork, probe, err := p.runProbed(context.Background(), RunOptions{Seed: seed, Schedule: fs, From: c}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +168,7 @@ func forksOf(t *testing.T, p *Prepared, seed uint64, parts int) []*Result {
 		if a, b := see(fork), see(scratch); !reflect.DeepEqual(a, b) {
 			t.Fatalf("seed %d: the fork at %v has the run's trace but not its result:\nfork    %+v\nscratch %+v", seed, c.At, a, b)
 		}
-		forks = append(forks, fork)
+		forks = append(forks, forked{fork, probe.switched})
 	}
 	return forks
 }

@@ -1,11 +1,8 @@
 package engine
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/seedfall/seedfall/engine/world"
 )
@@ -25,49 +22,14 @@ import (
 // pctCalibrationSeed is the seed of the calibration run.
 const pctCalibrationSeed = 1
 
-// pctCalibration is a Prepared's calibration run: each node's counted
-// calls, made once and kept.
-type pctCalibration struct {
-	mu    sync.Mutex
-	done  bool
-	calls map[string]uint64 // by program name; a node that never started is missing
-	wall  time.Duration     // the real time it took (never in a trace)
-}
-
-// calibrationWorld is w under strategy none, as the calibration runs it.
-func calibrationWorld(w *world.World) *world.World {
-	c := *w
-	c.Preempt.Strategy, c.Preempt.Interleave = world.StrategyNone, false
-	return &c
-}
-
-// pctCalls returns each node's counted calls in the calibration run,
-// running it first if no run of p did yet. A calibration that fails (the
-// context is cancelled) is not kept: the next run tries again.
-func (p *Prepared) pctCalls(ctx context.Context) (map[string]uint64, error) {
-	c := &p.pct
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done {
-		return c.calls, nil
-	}
-	start := time.Now()
-	calls := map[string]uint64{}
-	if _, err := p.run(ctx, RunOptions{Seed: pctCalibrationSeed}, calls); err != nil {
-		return nil, fmt.Errorf("pct's calibration run (seed %d under strategy none, which sizes preempt.steps \"auto\"): %w; set preempt.steps to a count to run without it", pctCalibrationSeed, err)
-	}
-	c.calls, c.wall, c.done = calls, time.Since(start), true
-	return calls, nil
-}
-
 // span is the number of counted calls the node's change points are drawn
 // over: preempt.steps, or under "auto" the node's calls in the
 // calibration run. A node that made none there (it never started: a
 // finally check after a failed seed 1, say) gets the most calls any node
 // made, or world.SpecSteps if none made any; note then says which.
-func (pr *preemptRun) span(w *world.World, name string) (span uint64, note string) {
-	if w.Preempt.Steps != world.StepsAuto {
-		return uint64(w.Preempt.Steps), ""
+func (pr *preemptFamily) span(name string) (span uint64, note string) {
+	if pr.w.Preempt.Steps != world.StepsAuto {
+		return uint64(pr.w.Preempt.Steps), ""
 	}
 	if n := pr.calib[name]; n > 0 {
 		return n, ""
@@ -81,14 +43,13 @@ func (pr *preemptRun) span(w *world.World, name string) (span uint64, note strin
 	return span, "it made no call there: the most of any node"
 }
 
-// preemptEnd writes the trace's last line under pct: each node's counted
+// end writes the trace's last line under pct: each node's counted
 // calls, so that a user can size preempt.steps, and what the change points
 // were drawn over. In the calibration run it hands the counts over.
-func (r *runner) preemptEnd() {
-	pr := r.pre
-	if r.calls != nil {
+func (pr *preemptFamily) end() {
+	if pr.calls != nil {
 		for name, pn := range pr.nodes {
-			r.calls[name] = pn.calls()
+			pr.calls[name] = pn.calls()
 		}
 		return
 	}
@@ -98,7 +59,7 @@ func (r *runner) preemptEnd() {
 	var b strings.Builder
 	b.WriteString("pct:")
 	sep := " "
-	for _, n := range r.nodes { // world order
+	for _, n := range pr.nodeList() { // world order
 		if pn := pr.nodes[n.prog.Name]; pn != nil {
 			fmt.Fprintf(&b, "%s%s %d calls", sep, n.prog.Name, pn.calls())
 			sep = ", "
@@ -107,7 +68,7 @@ func (r *runner) preemptEnd() {
 	if sep == " " {
 		b.WriteString(" no node made a counted call")
 	}
-	p := r.w.Preempt
+	p := pr.w.Preempt
 	switch {
 	case p.Depth <= 1:
 		b.WriteString("; depth 1: no change points")
@@ -116,8 +77,8 @@ func (r *runner) preemptEnd() {
 	default:
 		fmt.Fprintf(&b, "; change points are drawn over each node's calls in the calibration run (seed %d, strategy none):", pctCalibrationSeed)
 		sep = " "
-		for _, n := range r.nodes {
-			span, note := pr.span(r.w, n.prog.Name)
+		for _, n := range pr.nodeList() {
+			span, note := pr.span(n.prog.Name)
 			fmt.Fprintf(&b, "%s%s %d", sep, n.prog.Name, span)
 			if note != "" {
 				fmt.Fprintf(&b, " (%s)", note)
@@ -125,5 +86,5 @@ func (r *runner) preemptEnd() {
 			sep = ", "
 		}
 	}
-	r.worldEvent(b.String())
+	pr.worldEvent(b.String())
 }

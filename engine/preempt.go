@@ -1,14 +1,8 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
@@ -29,7 +23,7 @@ const KindPreempt = "preempt"
 const randomMaxCalls = 4096
 
 func init() {
-	register(family{name: "preempt", setup: (*runner).preemptSetup, process: (*runner).preemptProcess, end: (*runner).preemptEnd})
+	register(familyDef{name: "preempt", open: openPreempt})
 	faults.Register(faults.KindInfo{Name: KindPreempt, AtOp: true})
 	for _, f := range []string{"strategy", "interleave", "calls", "depth", "steps", "loops"} {
 		Implemented["preempt."+f] = true
@@ -86,11 +80,12 @@ func preemptGoroutine(m api.Module) bool {
 	return mem.Write(g+gPreempt, []byte{1}) && mem.WriteUint64Le(g+gStackguard0, stackPreempt)
 }
 
-// preemptRun is the preemption state of one run.
-type preemptRun struct {
+// preemptFamily is the preemption state of one run.
+type preemptFamily struct {
+	*env
 	strategy world.Strategy
 	nodes    map[string]*preemptNode // by program name
-	given    map[string][]uint64     // a replay's change points, by node
+	changes  map[string][]uint64     // a replay's change points, by node
 	// calib is each node's counted calls in the calibration run, when pct
 	// sizes its change points from them (preempt.steps "auto", pctauto.go).
 	calib map[string]uint64
@@ -113,46 +108,46 @@ type preemptNode struct {
 	counter api.MutableGlobal
 }
 
-func (r *runner) preemptSetup() error {
-	pr := &preemptRun{strategy: r.w.Preempt.Strategy, nodes: map[string]*preemptNode{}}
+func openPreempt(e *env) (family, error) {
+	pr := &preemptFamily{env: e, strategy: e.w.Preempt.Strategy, nodes: map[string]*preemptNode{}}
 	if pr.strategy == "" {
 		pr.strategy = world.StrategyNone
 	}
-	if r.given != nil {
-		pr.given = map[string][]uint64{}
-		for _, f := range r.given.Faults {
+	if e.given != nil {
+		pr.changes = map[string][]uint64{}
+		for _, f := range e.given.Faults {
 			if f.Kind == KindPreempt {
-				pr.given[f.Node] = append(pr.given[f.Node], f.Op)
+				pr.changes[f.Node] = append(pr.changes[f.Node], f.Op)
 			}
 		}
 	}
-	r.pre = pr
-	if pr.strategy == world.StrategyPCT && r.w.Preempt.Steps == world.StepsAuto && r.w.Preempt.Depth > 1 {
+	fam := family{process: pr.process, end: pr.end, ended: pr.ended, copied: pr.copied}
+	if pr.strategy == world.StrategyPCT && e.w.Preempt.Steps == world.StepsAuto && e.w.Preempt.Depth > 1 {
 		// Needed by a replay too, whose change points are given: the
 		// trace's pct line says what they are drawn over.
-		calib, err := r.p.pctCalls(r.ctx)
+		calib, err := e.calibrate()
 		if err != nil {
-			return err
+			return fam, err
 		}
 		pr.calib = calib
 	}
-	return nil
+	return fam, nil
 }
 
 // node returns the state of the node named name, made at its first start:
 // under pct, its change points come from the replayed schedule or are
 // drawn from a stream of its own.
-func (pr *preemptRun) node(r *runner, name string) *preemptNode {
+func (pr *preemptFamily) node(name string) *preemptNode {
 	if pn := pr.nodes[name]; pn != nil {
 		return pn
 	}
 	pn := &preemptNode{}
 	if pr.strategy == world.StrategyPCT {
-		if pr.given != nil {
-			pn.points = slices.Clone(pr.given[name])
+		if pr.changes != nil {
+			pn.points = slices.Clone(pr.changes[name])
 		} else {
-			span, _ := pr.span(r.w, name)
-			pn.points = pctPoints(rng.ForName(r.seed, KindPreempt, name), r.w.Preempt.Depth-1, span)
+			span, _ := pr.span(name)
+			pn.points = pctPoints(rng.ForName(pr.seed, KindPreempt, name), pr.w.Preempt.Depth-1, span)
 		}
 		slices.Sort(pn.points)
 		pn.points = slices.Compact(pn.points)
@@ -178,31 +173,28 @@ func pctPoints(s rng.Stream, k int, steps uint64) []uint64 {
 	return out
 }
 
-// preemptProcess hooks the node's call count, for preemption and for CPU
+// process hooks the node's call count, for preemption and for CPU
 // time. Streams of strategy random are per incarnation, so a restart does
 // not shift the next one's draws.
-func (r *runner) preemptProcess(n *node, p *wasi.Process) {
+func (pr *preemptFamily) process(n *node, p *wasi.Process) {
 	prog := n.running()
 	if !prog.counted {
 		return
 	}
-	pn := r.pre.node(r, n.prog.Name)
+	pn := pr.node(n.prog.Name)
 	pn.loaded, pn.counter, pn.due, pn.nextAt = 0, nil, false, 0
-	pn.stream = rng.ForName(r.seedFor(KindPreempt), KindPreempt, n.prog.Name, uint64(n.inc))
-	pn.capped = cpuCap(r.w.CPU)
+	pn.stream = rng.ForName(pr.seedFor(KindPreempt), KindPreempt, n.prog.Name, uint64(n.inc))
+	pn.capped = cpuCap(pr.w.CPU)
 	preempts := prog.preempts
-	p.Preempt = func(m api.Module, calls api.MutableGlobal) { r.preemptPoint(n, pn, preempts, m, calls) }
+	p.Preempt = func(m api.Module, calls api.MutableGlobal) { pr.point(n, pn, preempts, m, calls) }
 }
 
-// preemptEnded adds what an incarnation used of its last count to its
+// ended adds what an incarnation used of its last count to its
 // node's total, once it has ended: the count is read then, and only then
 // (a fork plays it back from the tape: wasi.Process.Final; a fork's guest
 // killed past its moment before it ran again dies as its copy).
-func (r *runner) preemptEnded(n *node, wp *wasi.Process) {
-	if r.pre == nil {
-		return
-	}
-	pn := r.pre.nodes[n.prog.Name]
+func (pr *preemptFamily) ended(n *node, wp *wasi.Process) {
+	pn := pr.nodes[n.prog.Name]
 	if pn == nil || pn.counter == nil {
 		return
 	}
@@ -210,29 +202,29 @@ func (r *runner) preemptEnded(n *node, wp *wasi.Process) {
 	pn.loaded, pn.counter = 0, nil
 }
 
-// preemptPoint runs when the node's count of calls is used up: it preempts
+// point runs when the node's count of calls is used up: it preempts
 // the running goroutine if a preemption is due and loads the next count.
 // A preemption that comes due while no goroutine may be preempted (the
 // scheduler runs, a lock is held) waits for the next counted call. A count
 // may end before a preemption is due, only so that the host charges the
 // node's CPU time often enough (pn.capped).
-func (r *runner) preemptPoint(n *node, pn *preemptNode, preempts bool, m api.Module, calls api.MutableGlobal) {
+func (pr *preemptFamily) point(n *node, pn *preemptNode, preempts bool, m api.Module, calls api.MutableGlobal) {
 	first := pn.loaded == 0 // the guest's first call asks for its first count
 	pn.total += pn.loaded
 	pn.counter = calls
 	if first {
 		if preempts {
-			pn.nextAt = r.nextPreemption(pn)
+			pn.nextAt = pr.nextPreemption(pn)
 		}
-	} else if r.res == nil && pn.nextAt != 0 && pn.total >= pn.nextAt {
-		if r.pre.strategy == world.StrategyPCT {
+	} else if !pr.over() && pn.nextAt != 0 && pn.total >= pn.nextAt {
+		if pr.strategy == world.StrategyPCT {
 			op := pn.points[0]
 			pn.points = pn.points[1:]
-			r.record(faults.Fault{At: time.Duration(r.s.Now()), Kind: KindPreempt, Node: n.prog.Name, Op: op})
-			r.event(n, fmt.Sprintf("fault preempt: change point at counted call #%d", op))
+			pr.record(faults.Fault{At: time.Duration(pr.now()), Kind: KindPreempt, Node: n.prog.Name, Op: op})
+			pr.event(n, fmt.Sprintf("fault preempt: change point at counted call #%d", op))
 		}
 		pn.due = true
-		pn.nextAt = r.nextPreemption(pn)
+		pn.nextAt = pr.nextPreemption(pn)
 	}
 	if pn.due {
 		if !preemptGoroutine(m) {
@@ -248,6 +240,15 @@ func (r *runner) preemptPoint(n *node, pn *preemptNode, preempts bool, m api.Mod
 	}
 	pn.loaded = next
 	calls.Set(next)
+}
+
+// copied points the count of the node's played guest at the guest's copy,
+// once a fork has switched it (checkpoint.go): what the engine keeps of the
+// guest now reads the copy.
+func (pr *preemptFamily) copied(n *node, m api.Module) {
+	if pn := pr.nodes[n.prog.Name]; pn != nil && pn.counter != nil {
+		pn.counter, _ = m.ExportedGlobal(guest.CallsGlobal).(api.MutableGlobal)
+	}
 }
 
 // calls is how many counted calls the node made so far, over all its
@@ -274,12 +275,12 @@ func (pn *preemptNode) totalWith(left uint64) uint64 {
 // nextPreemption is the node's total count of calls at which its next
 // preemption is due, or 0 for none: under none at the end of each time
 // slice of world.MaxPreemptCalls calls.
-func (r *runner) nextPreemption(pn *preemptNode) uint64 {
-	switch r.pre.strategy {
+func (pr *preemptFamily) nextPreemption(pn *preemptNode) uint64 {
+	switch pr.strategy {
 	case world.StrategyRandom:
 		return pn.total + 1 + uint64(pn.stream.Intn(randomMaxCalls))
 	case world.StrategyCalls:
-		return pn.total + uint64(r.w.Preempt.Calls)
+		return pn.total + uint64(pr.w.Preempt.Calls)
 	case world.StrategyPCT:
 		if len(pn.points) > 0 {
 			return max(pn.points[0], pn.total+1)
@@ -287,104 +288,4 @@ func (r *runner) nextPreemption(pn *preemptNode) uint64 {
 		return 0
 	}
 	return pn.total + world.MaxPreemptCalls
-}
-
-// countPrograms replaces every program of a world by its call-counting
-// variant (guest.CountCalls), kept in the cache next to the build: counted
-// calls are what CPU time and preemption are measured in. A program the
-// engine cannot count (a prebuilt module without the loop budget) runs as
-// built, with free CPU and no preemption, unless the world asks for a
-// preemption strategy, which is then refused. Preemption needs the runtime
-// layout of Go 1.26; under strategy none a program of another release is
-// counted but never preempted.
-func (e *Engine) countPrograms(w *world.World, progs []*Program) error {
-	strategy := w.Preempt.Strategy != world.StrategyNone && w.Preempt.Strategy != ""
-	key := "preempt.strategy"
-	if w.Preempt.Interleave {
-		key = "preempt.interleave"
-	}
-	dir := filepath.Join(e.opts.CacheDir, "preempt")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return guest.CacheErr(err)
-	}
-	for _, prog := range progs {
-		bin := prog.bin
-		verr := e.checkGoVersion(prog, bin)
-		if strategy && verr != nil {
-			return w.Errorf(key, "%v", verr)
-		}
-		if !prog.budget {
-			if strategy {
-				return w.Errorf(key, "cannot preempt %s: its module could not be instrumented; set preempt.strategy to none", prog.Name)
-			}
-			continue
-		}
-		counted, err := guest.CountCalls(bin, w.Preempt.Loops)
-		if err != nil {
-			if strategy {
-				return w.Errorf(key, "cannot preempt %s: %v; set preempt.strategy to none", prog.Name, err)
-			}
-			continue
-		}
-		if !w.Preempt.Loops {
-			// Guests that pause instead of waiting in host calls
-			// (wasi/pause.go). A module HostPauses cannot change (not
-			// Go's, or without ExportPause's exports) waits in them.
-			if paused, err := guest.HostPauses(counted); err == nil {
-				counted = paused
-			}
-		}
-		sum := sha256.Sum256(counted)
-		hash := hex.EncodeToString(sum[:])
-		path := filepath.Join(dir, hash+".wasm")
-		if _, err := os.Stat(path); err != nil {
-			tmp, err := os.CreateTemp(dir, "calls-")
-			if err != nil {
-				return err
-			}
-			_, err = tmp.Write(counted)
-			if cerr := tmp.Close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				err = os.Rename(tmp.Name(), path)
-			}
-			if err != nil {
-				os.Remove(tmp.Name())
-				return fmt.Errorf("seedfall cache: %v", err)
-			}
-		}
-		prog.path, prog.Hash, prog.bin, prog.mem = path, hash, counted, e.memPool(hash, counted)
-		prog.counted, prog.preempts = true, verr == nil
-	}
-	return nil
-}
-
-var goRelease = regexp.MustCompile(`go1\.[0-9]+\.[0-9]+`)
-
-// checkGoVersion refuses a program built by a Go release whose runtime
-// layout preemptGoroutine does not know.
-func (e *Engine) checkGoVersion(prog *Program, bin []byte) error {
-	var version string
-	if prog.Pkg != "" {
-		goroot, err := e.builder.GOROOT()
-		if err != nil {
-			return err
-		}
-		b, err := os.ReadFile(filepath.Join(goroot, "VERSION"))
-		if err != nil {
-			return fmt.Errorf("cannot read the Go version in %s: %v", goroot, err)
-		}
-		version, _, _ = strings.Cut(string(b), "\n")
-	} else if v := goRelease.Find(bin); v != nil {
-		version = string(v) // the runtime's buildVersion
-	}
-	version = strings.TrimSpace(version)
-	if version != preemptGo && !strings.HasPrefix(version, preemptGo+".") {
-		if version == "" {
-			version = "an unknown Go release"
-		}
-		return fmt.Errorf("%s was built with %s, but preemption knows the runtime of %s only: build with %s, or set preempt.strategy to none", prog.Name, version, preemptGo, preemptGo)
-	}
-	return nil
 }

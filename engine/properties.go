@@ -114,38 +114,38 @@ func (p Property) Holds() bool {
 }
 
 func init() {
-	register(family{name: "properties", setup: (*runner).propSetup, process: (*runner).propProcess,
-		result: func(r *runner, res *Result) { res.Properties = r.props.list(r.p) }})
+	register(familyDef{name: "properties", open: openProperties})
 }
 
 type propKey struct{ kind, message string }
 
-// propRun is the properties' state in one run, in order of first hit.
-type propRun struct {
+// propFamily is the properties' state in one run, in order of first hit.
+type propFamily struct {
+	*env
 	seen  []*Property
 	index map[propKey]*Property
 }
 
-func (r *runner) propSetup() error {
-	r.props = &propRun{index: map[propKey]*Property{}}
-	return nil
+func openProperties(e *env) (family, error) {
+	pf := &propFamily{env: e, index: map[propKey]*Property{}}
+	return family{process: pf.process, result: func(res *Result) { res.Properties = pf.list(pf.declared()) }}, nil
 }
 
-func (r *runner) propProcess(n *node, p *wasi.Process) {
-	p.Assert = func(a wasi.Assertion) bool { return r.assert(n, a) }
+func (pf *propFamily) process(n *node, p *wasi.Process) {
+	p.Assert = func(a wasi.Assertion) bool { return pf.assert(n, a) }
 }
 
 // assert records one evaluation and says whether it failed the run. The
 // trace shows the first hit of each property, the first time a Sometimes
 // holds, and a failure.
-func (r *runner) assert(n *node, a wasi.Assertion) (stop bool) {
-	if a.Kind == wasi.AssertEvent && r.res == nil {
+func (pf *propFamily) assert(n *node, a wasi.Assertion) (stop bool) {
+	if a.Kind == wasi.AssertEvent && !pf.over() {
 		// lifecycle.SendEvent of the Antithesis SDK: a line in the trace.
-		r.event(n, fmt.Sprintf("event %q%s", a.Message, withDetails(a.Details)))
+		pf.event(n, fmt.Sprintf("event %q%s", a.Message, withDetails(a.Details)))
 		return false
 	}
 	kind, ok := propKinds[a.Kind]
-	if !ok || r.res != nil {
+	if !ok || pf.over() {
 		return false
 	}
 	fails := false
@@ -156,20 +156,20 @@ func (r *runner) assert(n *node, a wasi.Assertion) (stop bool) {
 		fails = true
 	}
 	k := propKey{kind, a.Message}
-	pr := r.props.index[k]
+	pr := pf.index[k]
 	if pr == nil {
 		pr = &Property{Kind: kind, Message: a.Message, Site: a.Site}
-		r.props.index[k] = pr
-		r.props.seen = append(r.props.seen, pr)
+		pf.index[k] = pr
+		pf.seen = append(pf.seen, pr)
 		if !fails { // else the failure's line says it all
-			r.event(n, fmt.Sprintf("property %s %q first reached at %s%s", kind, a.Message, a.Site, withDetails(a.Details)))
+			pf.event(n, fmt.Sprintf("property %s %q first reached at %s%s", kind, a.Message, a.Site, withDetails(a.Details)))
 		}
 	}
 	pr.Hits++
 	if a.Cond {
 		pr.True++
 		if kind == PropSometimes && pr.True == 1 && pr.Hits > 1 {
-			r.event(n, fmt.Sprintf("property %s %q first true at %s%s", kind, a.Message, a.Site, withDetails(a.Details)))
+			pf.event(n, fmt.Sprintf("property %s %q first true at %s%s", kind, a.Message, a.Site, withDetails(a.Details)))
 		}
 	} else {
 		pr.False++
@@ -182,12 +182,12 @@ func (r *runner) assert(n *node, a wasi.Assertion) (stop bool) {
 	if kind == PropUnreachable {
 		what = "was reached"
 	}
-	r.event(n, fmt.Sprintf("property %s %q %s at %s%s", kind, a.Message, what, a.Site, withDetails(a.Details)))
+	pf.event(n, fmt.Sprintf("property %s %q %s at %s%s", kind, a.Message, what, a.Site, withDetails(a.Details)))
 	reason := fmt.Sprintf("property %q %s in %s", a.Message, what, n.label())
 	if a.Details != "" {
 		reason += ": details " + a.Details
 	}
-	r.fail(ClassProperty, n, reason)
+	pf.fail(ClassProperty, n, reason)
 	return true
 }
 
@@ -199,14 +199,14 @@ func withDetails(d string) string {
 }
 
 // list is the run's properties in order of first hit, then those the
-// programs declare that it never reached, by site.
-func (pr *propRun) list(p *Prepared) []Property {
+// programs declare (declared) that it never reached, by site.
+func (pf *propFamily) list(declared []Property) []Property {
 	var out []Property
-	for _, x := range pr.seen {
+	for _, x := range pf.seen {
 		out = append(out, *x)
 	}
-	for _, d := range p.declared() {
-		if pr.index[propKey{d.Kind, d.Message}] == nil {
+	for _, d := range declared {
+		if pf.index[propKey{d.Kind, d.Message}] == nil {
 			out = append(out, d)
 		}
 	}

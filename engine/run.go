@@ -26,107 +26,6 @@ import (
 	"github.com/seedfall/seedfall/engine/world"
 )
 
-// Verdict classes of a failed run.
-const (
-	ClassWorkload        = "workload"        // a workload exited non-zero
-	ClassFinally         = "finally"         // the finally check exited non-zero
-	ClassPanic           = "panic"           // a program panicked (exit status 2)
-	ClassExit            = "exit"            // a node exited with an error and is not supervised
-	ClassTrap            = "trap"            // a program trapped (out of bounds, unreachable, ...)
-	ClassMemory          = "memory"          // a program ran out of memory: it asked for more than its memory_limit
-	ClassDeadlock        = "deadlock"        // everything is blocked and nothing can wake it
-	ClassWatchdog        = "watchdog"        // a program ran too long in real time without yielding
-	ClassLiveness        = "liveness"        // with liveness.within: the workloads did not finish in time once faults stopped
-	ClassLinearizability = "linearizability" // the operations recorded with sim.Put, Get and Invoke are not linearizable
-	ClassProperty        = "property"        // a sim.Always or AlwaysOrUnreachable was false, or an Unreachable was reached
-)
-
-// RunOptions say which seed to run and, for a replay, which faults.
-type RunOptions struct {
-	Seed uint64
-	// Schedule, if set, is applied exactly instead of drawing faults from
-	// the world's rates.
-	Schedule *faults.Schedule
-	// StopAt, if positive, ends the run at that virtual time, passed, so
-	// its disks can be inspected as they were then (seedfall inspect -at).
-	StopAt time.Duration
-	// KeepDisks fills Result.Disks.
-	KeepDisks bool
-	// State fills Result.State with the world as the run ends (at StopAt,
-	// for seedfall debug).
-	State bool
-	// StatesAt fills Result.States with the world at each of these
-	// moments the run reaches, as State shows it at a StopAt there (after
-	// what was due then): several moments of seedfall debug in one run.
-	StatesAt []time.Duration
-	// GuestProfile, if set, hears where the run's guest time goes
-	// (guestprof.go). The run's trace and digest are the same without it.
-	GuestProfile *GuestProfile
-	// Mutant, if set, weakens one durability guarantee (mutant.go).
-	Mutant Mutant
-	// ColdBoot makes every start of a program run its Go runtime's and
-	// packages' init, instead of starting from the snapshot taken after
-	// them (snapshot.go): slower, and the trace differs (the runtime's
-	// random state is drawn differently); for comparison.
-	ColdBoot bool
-	// NoPause makes guests wait inside their host calls instead of
-	// pausing (wasi.Process.NoPause): for comparison; the trace is the
-	// same.
-	NoPause bool
-	// Checkpoints asks for a Checkpoint at each of these moments
-	// (Result.Checkpoints), from which forks can start (fork.go).
-	Checkpoints []time.Duration
-	// From makes this run a fork of a checkpoint's run: the world as it
-	// was at the checkpoint is rebuilt by playing the run's tapes back,
-	// and only from then on do the guests run. The schedule must agree
-	// with the checkpoint's before it; the trace is the trace of the
-	// same run from scratch.
-	From *Checkpoint
-
-	// relocate moves every paused guest into a new instance of its module
-	// (a copy of its memory and globals) before it resumes: for the tests,
-	// which count the moves in Result.relocated.
-	relocate bool
-}
-
-// Result is what one run of one seed gives.
-type Result struct {
-	Seed   uint64
-	Passed bool
-	Class  string // "" when passed
-	Reason string
-	// Stopped: the run reached RunOptions.StopAt and was stopped there
-	// to be inspected. It is passed, but nothing was checked: it says
-	// nothing of whether the seed passes.
-	Stopped bool
-	Node    string // the program the verdict is about, if any
-	SimNs   int64  // virtual time at the end
-	WallNs  int64  // real time the run took (never part of the digest)
-	Steps   uint64 // scheduler steps
-	Pauses  uint64 // times a guest paused to wait (never part of the digest)
-	// Checkpoints are RunOptions.Checkpoints' (a Checkpoint's Reason
-	// says if no fork can start from it).
-	Checkpoints []*Checkpoint
-	relocated   uint64 // RunOptions.relocate's moves
-	switched    uint64 // guests a fork copied from its checkpoint
-	Digest      string // sha256 of the trace and the verdict
-	Schedule    *faults.Schedule
-	Lines       []trace.Line
-	Disks       []NodeDisk      // with RunOptions.KeepDisks: every program's disk at the end
-	State       *State          // with RunOptions.State: the world at the end
-	States      []*State        // with RunOptions.StatesAt: the world at each moment the run reached, in order
-	History     *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
-
-	Properties []Property // sim properties this run reached or its programs declare (properties.go)
-
-	// Mutant is RunOptions.Mutant, and Weakened how many calls and
-	// renames it weakened. Reach counts what any mutant could have
-	// weakened, with or without one (mutant.go).
-	Mutant   Mutant
-	Weakened uint64
-	Reach    disk.Reach
-}
-
 type runner struct {
 	p    *Prepared
 	w    *world.World
@@ -154,70 +53,49 @@ type runner struct {
 	applied []faults.Fault
 	res     *Result
 
-	// Hooks that fault families set in their setup (see family).
+	// The run's families, in the order of their names (port.go), and the
+	// hooks the runner takes from them.
+	fams      []family
+	links     links
 	crashDisk func(n *node)                                   // default: n.disk.Crash()
 	datagram  func(from, to int, seq uint64) (drop, dup bool) // UDP loss and duplication
+	clocks    nodeClocks                                      // slowdowns and wall clocks (nodefaults.go)
 
-	diskf *diskRun // disk faults' per-run state (diskfaults.go)
-	netf  *netRun  // network faults' per-run state (netfaults.go)
-	nodef *nodeRun // pauses, slowdowns and clocks (nodefaults.go)
+	coldBoot bool           // RunOptions.ColdBoot
+	noPause  bool           // RunOptions.NoPause
+	probe    runProbe       // the tests' (export_test.go)
+	pauses   uint64         // times a guest paused to wait
+	fork     *checkpointRun // checkpoints and forks (checkpoint.go)
 
-	coldBoot          bool // RunOptions.ColdBoot
-	noPause           bool // RunOptions.NoPause
-	relocate          bool // RunOptions.relocate
-	pauses, relocated uint64
-	fork              *forkRun // checkpoints and forks (fork.go)
-
-	mutant Mutant     // RunOptions.Mutant
-	mut    *mutantRun // its state, when set (mutant.go)
-
-	bug   *buggifyRun    // sim.Buggify sites (buggify.go)
-	pre   *preemptRun    // preemption inside nodes (preempt.go); nil under strategy none
-	hist  *historyRun    // sim.Put, Get and Invoke (history.go)
-	props *propRun       // sim properties (properties.go)
 	held  bool           // faults_after_setup: faults wait for sim.SetupComplete
 	skews []faults.Fault // clock skews held by faults_after_setup, applied when faults start
-
-	// calls is set in pct's calibration run, which fills it (pctauto.go).
-	calls map[string]uint64
 
 	gprof *gpRun // with RunOptions.GuestProfile (guestprof.go)
 }
 
-// family is one group of fault kinds: crashes here, others in files of
-// their own. Each hook is optional. Families run in the order of their
-// names, so a run never depends on the order init functions ran in.
-type family struct {
-	name    string
-	setup   func(r *runner) error                          // once per run, before any program starts
-	disk    func(r *runner, n *node, o *disk.Options)      // per node, before its disk is made
-	process func(r *runner, n *node, p *wasi.Process)      // per incarnation, before it runs
-	plan    func(r *runner) []faults.Fault                 // timed faults drawn from the world's rates
-	apply   func(r *runner, f faults.Fault) (handled bool) // a planned fault's moment has come
-	heal    func(r *runner, why string)                    // end every fault in force now; why ends each trace line
-	// check runs when the run is about to pass; a non-empty class fails
-	// it instead (a property that never held, a history that is not
-	// linearizable). n, if set, is the program the verdict is about.
-	check func(r *runner) (class string, n *node, reason string)
-	// crash hears that a program has just crashed, before its disk does.
-	crash func(r *runner, n *node)
-	// result adds the family's findings to a finished run's result.
-	result func(r *runner, res *Result)
-	// end has the last word in the trace: the run is over and its
-	// processes are gone, but the digest is not computed yet.
-	end func(r *runner)
+// runProbe is what the tests ask of a run besides its options, and what
+// they read of it once it ends: product code runs with the zero probe.
+type runProbe struct {
+	// relocate moves every paused guest into a new instance of its module
+	// (a copy of its memory and globals) before it resumes; relocated
+	// counts the moves.
+	relocate  bool
+	relocated uint64
+	// switched counts the guests a fork copied from its checkpoint.
+	switched uint64
 }
 
-var families []family
+// The runner is the families' port (port.go).
+var _ port = (*runner)(nil)
 
-func init() {
-	register(family{name: "crash", plan: (*runner).planCrashes, apply: (*runner).applyCrash})
-}
-
-// register adds a fault family; call it from an init function.
-func register(f family) {
-	families = append(families, f)
-	slices.SortFunc(families, func(a, b family) int { return strings.Compare(a.name, b.name) })
+func (r *runner) now() int64           { return r.s.Now() }
+func (r *runner) at(t int64, f func()) { r.s.At(t, f) }
+func (r *runner) nodeList() []*node    { return r.nodes }
+func (r *runner) over() bool           { return r.res != nil }
+func (r *runner) heals() int           { return r.healGen }
+func (r *runner) kill(p *sched.Proc)   { r.s.Kill(p) }
+func (r *runner) note(who, text string) {
+	r.tr.Add(trace.Line{At: r.s.Now(), Node: who, Kind: trace.Event, Text: text})
 }
 
 // faultsActive reports whether a fault may start now: after setup (with
@@ -227,25 +105,6 @@ func (r *runner) faultsActive() bool { return r.faultsOn && r.s.Now() >= r.quiet
 // record adds a fault that happened to the run's schedule.
 func (r *runner) record(f faults.Fault) { r.applied = append(r.applied, f) }
 
-type node struct {
-	r     *runner
-	prog  *Program
-	host  int
-	disk  *disk.Disk
-	etc   *disk.Disk
-	inc   int
-	up    bool
-	done  bool // exited 0 (a workload that finished, a node that ended)
-	crash bool // being killed by a crash
-	// restartAt is when a program that is down comes back (0: it does not).
-	restartAt int64
-	proc      *sched.Proc
-	wp        *wasi.Process
-	rst       rng.Stream // supervised restarts
-	mem       *memGuard  // the current incarnation's memory_limit
-	img       *bootImage // the snapshot it started from; nil: it booted cold
-}
-
 // Run runs one seed of the prepared world to its verdict.
 func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 	if opt.GuestProfile != nil {
@@ -254,25 +113,41 @@ func (p *Prepared) Run(ctx context.Context, opt RunOptions) (*Result, error) {
 			return nil, err
 		}
 	}
-	return p.run(ctx, opt, nil)
+	return p.run(ctx, opt, runWith{})
 }
 
-// run runs one seed. With calls set it is pct's calibration run
-// (pctauto.go): the world under strategy none, and it fills calls with
-// each node's counted calls.
-func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uint64) (*Result, error) {
+// runWith is what a run may be given from inside the engine besides its
+// options.
+type runWith struct {
+	// w, if set, is the world to run instead of the prepared one: pct's
+	// calibration run runs it under strategy none (pctCalls).
+	w *world.World
+	// calls, if set, makes the run pct's calibration run, which fills it
+	// with each node's counted calls.
+	calls map[string]uint64
+	// probe, if set, is the tests' (export_test.go).
+	probe *runProbe
+}
+
+// run runs one seed.
+func (p *Prepared) run(ctx context.Context, opt RunOptions, with runWith) (*Result, error) {
 	start := time.Now()
 	w := p.World
-	if calls != nil {
-		w = calibrationWorld(w)
+	if with.w != nil {
+		w = with.w
 	}
+	calls, probe := with.calls, with.probe
 	r := &runner{
-		p: p, w: w, seed: opt.Seed, ctx: ctx, calls: calls, mutant: opt.Mutant, coldBoot: opt.ColdBoot || p.e.opts.ColdBoot, noPause: opt.NoPause || p.e.opts.NoPause, relocate: opt.relocate,
+		p: p, w: w, seed: opt.Seed, ctx: ctx, coldBoot: opt.ColdBoot || p.e.opts.ColdBoot, noPause: opt.NoPause || p.e.opts.NoPause,
 		s:        sched.New(rng.New(opt.Seed, "sched", -1)),
 		tr:       trace.New(),
 		netR:     rng.New(opt.Seed, "net", -1),
 		faultsOn: !w.FaultsAfterSetup,
 		held:     w.FaultsAfterSetup,
+	}
+	if probe != nil {
+		r.probe.relocate = probe.relocate
+		defer func() { probe.relocated, probe.switched = r.probe.relocated, r.probe.switched }()
 	}
 	r.given = opt.Schedule
 	r.crashDisk = func(n *node) { n.disk.Crash() }
@@ -294,19 +169,15 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 			return r.datagram(from, to, seq)
 		}})
 	}
-	for _, f := range families {
-		if f.setup != nil {
-			if err := f.setup(r); err != nil {
-				return nil, err
-			}
-		}
+	if err := r.openFamilies(opt, calls); err != nil {
+		return nil, err
 	}
 	for i, prog := range p.Programs {
-		n := &node{r: r, prog: prog, host: i, rst: rng.ForName(opt.Seed, "restart", prog.Name)}
+		n := &node{prog: prog, host: i, rst: rng.ForName(opt.Seed, "restart", prog.Name)}
 		o := disk.Options{StrictDirs: w.Faults.StrictDirs, Now: r.wallNow}
-		for _, f := range families {
+		for _, f := range r.fams {
 			if f.disk != nil {
-				f.disk(r, n, &o)
+				f.disk(n, &o)
 			}
 		}
 		n.disk = disk.New(o)
@@ -342,9 +213,17 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 		horizon = sch.Duration // a replay runs as long as the schedule says
 	}
 	faultEnd := horizon // with liveness: the end of the fault period
-	if err := r.forkSetup(opt); err != nil {
+	fork, err := openCheckpoints(p, opt, r, func(prog *Program) *compiled { return p.e.compiledAs(ctx, prog, false) }, func(n *node, m api.Module) {
+		for _, f := range r.fams {
+			if f.copied != nil {
+				f.copied(n, m)
+			}
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
+	r.fork = fork
 	if within := w.Liveness.Within; within > 0 {
 		r.s.At(int64(faultEnd), func() { r.recoveryPhase(faultEnd) })
 		horizon += within
@@ -360,9 +239,9 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 	if sch != nil {
 		planned = sch.Faults
 	} else {
-		for _, f := range families {
+		for _, f := range r.fams {
 			if f.plan != nil {
-				planned = append(planned, f.plan(r)...)
+				planned = append(planned, f.plan()...)
 			}
 		}
 		slices.SortStableFunc(planned, func(a, b faults.Fault) int { return cmp.Compare(a.At, b.At) })
@@ -432,9 +311,9 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 	}
 	r.s.Shutdown()
 	r.gprof.finish()
-	for _, f := range families {
+	for _, f := range r.fams {
 		if f.end != nil {
-			f.end(r)
+			f.end()
 		}
 	}
 
@@ -443,9 +322,9 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 	res.Seed = opt.Seed
 	res.SimNs = r.s.Now()
 	res.Steps = r.s.Steps()
-	res.Pauses, res.relocated = r.pauses, r.relocated
+	res.Pauses = r.pauses
 	if r.fork != nil {
-		res.switched = r.fork.copies
+		r.probe.switched = r.fork.copies
 	}
 	res.Checkpoints = r.fork.checkpoints(time.Duration(res.SimNs))
 	res.Lines = r.tr.Lines()
@@ -461,29 +340,92 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, calls map[string]uin
 	if opt.KeepDisks {
 		res.Disks = r.keepDisks()
 	}
-	for _, f := range families {
+	for _, f := range r.fams {
 		if f.result != nil {
-			f.result(r, res)
+			f.result(res)
 		}
 	}
 	res.WallNs = int64(time.Since(start))
 	return res, nil
 }
 
-// wallNow is the virtual wall clock, for file times.
-func (r *runner) wallNow() int64 { return wasi.Epoch + r.s.Now() }
+// pct's calibration run (pctauto.go) is a run of its own, made once per
+// Prepared for the preempt family, which sizes its change points from it.
 
-// crashable lists the programs crash_per_sec applies to: nodes, and
-// workloads under include_workload or their own "faults": true.
-func (r *runner) crashable() []string {
-	var names []string
-	for _, n := range r.nodes {
-		if r.w.NodeFaults(n.prog.Program) {
-			names = append(names, n.prog.Name)
+// calibrationWorld is w under strategy none, as the calibration runs it.
+func calibrationWorld(w *world.World) *world.World {
+	c := *w
+	c.Preempt.Strategy, c.Preempt.Interleave = world.StrategyNone, false
+	return &c
+}
+
+// pctCalls returns each node's counted calls in the calibration run,
+// running it first if no run of p did yet. A calibration that fails (the
+// context is cancelled) is not kept: the next run tries again.
+func (p *Prepared) pctCalls(ctx context.Context) (map[string]uint64, error) {
+	c := &p.pct
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return c.calls, nil
+	}
+	start := time.Now()
+	calls := map[string]uint64{}
+	if _, err := p.run(ctx, RunOptions{Seed: pctCalibrationSeed}, runWith{w: calibrationWorld(p.World), calls: calls}); err != nil {
+		return nil, fmt.Errorf("pct's calibration run (seed %d under strategy none, which sizes preempt.steps \"auto\"): %w; set preempt.steps to a count to run without it", pctCalibrationSeed, err)
+	}
+	c.calls, c.wall, c.done = calls, time.Since(start), true
+	return calls, nil
+}
+
+// openFamilies opens every family for this run, in the order of their
+// names, takes the hooks they offer the runner, and links them.
+func (r *runner) openFamilies(opt RunOptions, calls map[string]uint64) error {
+	e := &env{port: r, w: r.w, seed: r.seed, given: r.given, net: r.net, hosts: len(r.p.Programs), links: &r.links,
+		mutant: opt.Mutant, calls: calls,
+		calibrate: func() (map[string]uint64, error) { return r.p.pctCalls(r.ctx) },
+		declared:  r.p.declared,
+	}
+	r.links.crashed = func(n *node) {
+		for _, f := range r.fams {
+			if f.crash != nil {
+				f.crash(n)
+			}
+		}
+		r.crashDisk(n)
+	}
+	for _, def := range families {
+		f, err := def.open(e)
+		if err != nil {
+			return err
+		}
+		r.fams = append(r.fams, f)
+		if f.crashInCall != nil {
+			r.links.crashInCall = f.crashInCall
+		}
+		if f.crashDisk != nil {
+			r.crashDisk = f.crashDisk
+		}
+		if f.datagram != nil {
+			r.datagram = f.datagram
+		}
+		if f.clocks != nil {
+			r.clocks = f.clocks
 		}
 	}
-	return names
+	return nil
 }
+
+func (r *runner) keepDisks() []NodeDisk {
+	out := make([]NodeDisk, len(r.nodes))
+	for i, n := range r.nodes {
+		out[i] = NodeDisk{Node: n.prog.Name, Disk: n.disk}
+	}
+	return out
+}
+
+// wallNow is the virtual wall clock, for file times.
+func (r *runner) wallNow() int64 { return wasi.Epoch + r.s.Now() }
 
 // latency draws one chunk's delay on the link from -> to.
 func (r *runner) latency(from, to int) int64 {
@@ -496,22 +438,11 @@ func (r *runner) latency(from, to int) int64 {
 		}
 	}
 	d := int64(r.netR.Between(lat.Min, lat.Max))
-	if r.nodef != nil { // a slow sender or receiver stretches the message
-		d = r.nodef.stretch(from, r.nodef.stretch(to, d))
+	if r.clocks != nil { // a slow sender or receiver stretches the message
+		d = r.clocks.stretch(from, r.clocks.stretch(to, d))
 	}
 	return d
 }
-
-// running is the program n's current incarnation runs: its upgrade_to from
-// the first restart on.
-func (n *node) running() *Program {
-	if n.inc > 1 && n.prog.Upgrade != nil {
-		return n.prog.Upgrade
-	}
-	return n.prog
-}
-
-func (n *node) label() string { return fmt.Sprintf("%s#%d", n.prog.Name, n.inc) }
 
 func (r *runner) byName(name string) *node {
 	for _, n := range r.nodes {
@@ -580,12 +511,12 @@ func (r *runner) start(n *node) {
 			}
 		},
 	}
-	for _, f := range families {
+	for _, f := range r.fams {
 		if f.process != nil {
-			f.process(r, n, wp)
+			f.process(n, wp)
 		}
 	}
-	r.forkProcess(n, wp)
+	r.fork.process(n, wp)
 	n.wp = wp
 	prog := n.running()
 	if prog != n.prog {
@@ -594,7 +525,7 @@ func (r *runner) start(n *node) {
 		r.event(n, "start")
 	}
 	ictx, cancel := context.WithCancel(r.ctx)
-	n.proc = r.s.Go(n.label(), func(p *sched.Proc) { n.body(ictx, cancel, wp) })
+	n.proc = r.s.Go(n.label(), func(p *sched.Proc) { r.body(n, ictx, cancel, wp) })
 	wp.Proc = n.proc
 	// Set before the process first runs: the watchdog reads it from its
 	// own goroutine.
@@ -608,8 +539,7 @@ func (r *runner) start(n *node) {
 }
 
 // body runs on the process's goroutine while it holds the baton.
-func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Process) {
-	r := n.r
+func (r *runner) body(n *node, ictx context.Context, cancel context.CancelFunc, wp *wasi.Process) {
 	defer cancel()
 	prog := n.running()
 	g := &memGuard{limit: uint64(r.w.MemoryLimitOf(n.prog.Program))}
@@ -631,7 +561,7 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 	var img *bootImage
 	var err error
 	switch {
-	case r.fork != nil && r.playing(wp):
+	case r.fork.playing(wp):
 		// A fork before its moment: the tape stands for the guest.
 		if c.pa != nil {
 			img = c.pa.playStart(c.rt, wp, g, !r.coldBoot)
@@ -642,7 +572,7 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 				r.event(n, refusedText(g))
 			}
 		}
-		wp.Play.Switch = r.switcher(n, c, func(ctx context.Context, copy *pagedGuest) (api.Module, error) {
+		wp.Play.Switch = r.fork.switcher(n, c, func(ctx context.Context, copy *pagedGuest) (api.Module, error) {
 			if m, ok, err := img.restoreInto(ctx, c.pa, g, copy); ok {
 				return m, err
 			}
@@ -662,14 +592,14 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 		mod, err = c.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, g.allocator(prog.mem)), c.m, cfg.WithStartFunctions("_start"))
 	}
 	n.img = img
-	if r.relocate && c.pa != nil {
+	if r.probe.relocate && c.pa != nil {
 		wp.Relocate = func(ctx context.Context, m api.Module) (api.Module, error) {
 			snap, err := c.pa.prog.Take(m)
 			if err != nil {
 				return nil, err
 			}
 			wp.Reuse = false // its memory is not the pool's
-			r.relocated++
+			r.probe.relocated++
 			return c.pa.prog.Restore(ctx, c.rt, snap, cfg)
 		}
 	}
@@ -679,7 +609,11 @@ func (n *node) body(ictx context.Context, cancel context.CancelFunc, wp *wasi.Pr
 		mod, err = wp.Run(ctx, mod, err)
 		r.pauses += uint64(wp.Pauses)
 		wp.Ended(err)
-		r.preemptEnded(n, wp)
+		for _, f := range r.fams {
+			if f.ended != nil {
+				f.ended(n, wp)
+			}
+		}
 	}
 	gin.end()
 	stopped := wp.Overdue() || ictx.Err() != nil
@@ -833,9 +767,9 @@ func (r *runner) quiet(n *node, d int64) {
 // once.
 func (r *runner) healAll(why string) {
 	r.healGen++
-	for _, f := range families {
+	for _, f := range r.fams {
 		if f.heal != nil {
-			f.heal(r, why)
+			f.heal(why)
 		}
 	}
 	for _, n := range r.nodes {
@@ -898,86 +832,22 @@ func (r *runner) apply(f faults.Fault) {
 	if r.res != nil || !r.faultsActive() {
 		return
 	}
-	for _, fam := range families {
-		if fam.apply != nil && fam.apply(r, f) {
+	for _, fam := range r.fams {
+		if fam.apply != nil && fam.apply(f) {
 			return
 		}
 	}
-}
-
-// planCrashes draws every node's crashes from crash_per_sec.
-func (r *runner) planCrashes() []faults.Fault {
-	return faults.PlanCrashes(r.seed, faults.CrashPlan{
-		Nodes:        r.crashable(),
-		PerSec:       r.w.Faults.CrashPerSec,
-		RestartAfter: [2]time.Duration{r.w.Faults.RestartAfter.Min, r.w.Faults.RestartAfter.Max},
-		Horizon:      r.w.Duration,
-	})
-}
-
-// applyCrash kills a node that is up and schedules its restart.
-func (r *runner) applyCrash(f faults.Fault) bool {
-	if f.Kind != faults.Crash {
-		return false
-	}
-	n := r.byName(f.Node)
-	if n == nil || !n.up {
-		return true
-	}
-	r.record(f)
-	r.crash(n, f.Until)
-	return true
-}
-
-// crash kills a node now, as a power cut would, and restarts it at until.
-// It runs on the scheduler, while the node waits.
-func (r *runner) crash(n *node, until time.Duration) {
-	n.crash = true
-	r.s.Kill(n.proc)
-	r.crashed(n, until)
-}
-
-// crashInCall crashes n from inside one of its own host calls (a crash in
-// the middle of a disk operation): the same as crash, then the guest
-// unwinds and never returns from the call.
-func (r *runner) crashInCall(n *node, until time.Duration) {
-	n.crash = true
-	r.crashed(n, until)
-	panic(sys.NewExitError(wasi.ExitKilled))
-}
-
-// crashed is what a crash does to the world once the process is gone.
-func (r *runner) crashed(n *node, until time.Duration) {
-	n.up = false
-	n.wp.FlushOutput()
-	if r.net != nil {
-		r.net.HostDown(n.host)
-	}
-	for _, f := range families {
-		if f.crash != nil {
-			f.crash(r, n)
-		}
-	}
-	r.crashDisk(n)
-	r.event(n, fmt.Sprintf("crash, restart at %v", until))
-	n.restartAt = int64(until)
-	inc := n.inc
-	r.s.At(int64(until), func() {
-		if r.res == nil && !n.up && n.inc == inc {
-			r.start(n)
-		}
-	})
 }
 
 func (r *runner) pass(reason string) {
 	if r.res != nil {
 		return
 	}
-	for _, f := range families {
+	for _, f := range r.fams {
 		if f.check == nil {
 			continue
 		}
-		if class, n, why := f.check(r); class != "" {
+		if class, n, why := f.check(); class != "" {
 			r.fail(class, n, why)
 			return
 		}
@@ -1003,6 +873,126 @@ func (r *runner) fail(class string, n *node, reason string) {
 		r.res.Node = n.prog.Name
 	}
 	r.s.Stop()
+}
+
+// outOfMemory fails the run with ClassMemory if n's memory was refused a
+// grow, and reports whether it did: how a program that ran out of memory
+// ends (exit status 2 from Go's runtime, a trap from others) says nothing
+// more than that.
+func (r *runner) outOfMemory(n *node) bool {
+	g := n.mem
+	if g == nil || !g.refused {
+		return false
+	}
+	raise := `raise "memory_limit"`
+	if n.prog.MemoryLimit > 0 {
+		raise = fmt.Sprintf(`raise "memory_limit" in %s`, n.prog.Path)
+	}
+	r.fail(ClassMemory, n, fmt.Sprintf("%s ran out of memory: it had %s and asked for %s more, over its memory_limit of %s (a leak? %s if it needs more)",
+		n.label(), memText(g.had), memText(g.asked-g.had), memText(g.limit), raise))
+	return true
+}
+
+// state captures the world now.
+func (r *runner) state() *State {
+	st := &State{At: time.Duration(r.s.Now()), QuietUntil: time.Duration(max(r.quietUntil, 0)),
+		Recovering: r.recovering, FaultsHeld: r.held}
+	if st.QuietUntil <= st.At {
+		st.QuietUntil = 0
+	}
+	if r.net != nil {
+		groups, clogs := r.net.Faults()
+		for _, g := range groups {
+			var names []string
+			for _, h := range g {
+				names = append(names, r.nodes[h].prog.Name)
+			}
+			st.Partition = append(st.Partition, names)
+		}
+		st.Clogs = clogs
+	}
+	for _, n := range r.nodes {
+		ps := ProgramState{Name: n.prog.Name, Role: n.prog.Role.String(), Inc: n.inc, Slow: 1}
+		switch {
+		case n.inc == 0:
+			ps.What = "not started"
+			if n.prog.Role == world.RoleFinally {
+				ps.What = "not started (it starts once every workload has exited 0)"
+			}
+		case n.up && n.proc.HeldUntil() > 0:
+			ps.What = fmt.Sprintf("paused until %v", time.Duration(n.proc.HeldUntil()))
+		case n.up:
+			ps.What = "running"
+		case n.done:
+			ps.What = "exited 0"
+		case n.restartAt > 0:
+			ps.What = fmt.Sprintf("down, restarts at %v", time.Duration(n.restartAt))
+		default:
+			ps.What = "down"
+		}
+		if r.clocks != nil {
+			slow, wall := r.clocks.clock(n.host)
+			ps.Slow, ps.WallOffset = slow, time.Duration(wall)
+		}
+		if r.net != nil && n.up {
+			ps.Conns = r.net.Conns(n.host)
+		}
+		// The root's entries first (the create of data/, say): a crash
+		// loses them as surely as any directory's.
+		if rst, pending := n.disk.RootPending(); pending > 0 {
+			ps.Pending = append(ps.Pending, PendingFile{Path: "/", Dir: true, Size: rst.Size, DurableSize: rst.Size, Ops: pending})
+		}
+		n.disk.Walk(func(path string, s disk.Stat, durable int64, pending int) {
+			if pending > 0 {
+				ps.Pending = append(ps.Pending, PendingFile{Path: path, Dir: s.Type == disk.TypeDirectory,
+					Size: s.Size, DurableSize: durable, Ops: pending})
+			}
+		})
+		st.Programs = append(st.Programs, ps)
+	}
+	return st
+}
+
+// seedFor is the seed a stream draws from now: the run's seed, re-keyed by
+// every branch applied so far that names the stream or all streams.
+func (r *runner) seedFor(stream string) uint64 { return rekeyedSeed(r.seed, r.rekeyed, stream) }
+
+// branch applies one branch (branch.go): long-lived streams restart from their new
+// keys; streams made per draw pick theirs up through seedFor.
+func (r *runner) branch(b faults.Branch) {
+	if r.res != nil {
+		return
+	}
+	r.rekeyed = append(r.rekeyed, b)
+	what := "every stream"
+	if b.Stream != "" {
+		what = "the " + b.Stream + " stream"
+	}
+	r.worldEvent(fmt.Sprintf("branch: %s re-keyed with %d", what, b.Key))
+	on := func(stream string) bool { return b.Stream == "" || b.Stream == stream }
+	if on("sched") {
+		r.s.Rekey(rng.New(r.seedFor("sched"), "sched", -1))
+	}
+	if on("net") {
+		r.netR = rng.New(r.seedFor("net"), "net", -1)
+	}
+	for _, f := range r.fams {
+		if f.rekey != nil {
+			f.rekey(on) // disklatency
+		}
+	}
+	for _, n := range r.nodes {
+		name := n.prog.Name
+		if on("random") && n.up && n.wp != nil {
+			n.wp.Random = rng.ForName(r.seedFor("random"), "random", name, uint64(n.inc))
+		}
+		if on("cpu") && n.up && n.wp != nil && n.wp.CPU != nil {
+			n.wp.CPU.Stream = rng.ForName(r.seedFor("cpu"), "cpu", name, uint64(n.inc))
+		}
+		if b.Stream == "" {
+			n.rst = rng.ForName(r.seedFor("restart"), "restart", name)
+		}
+	}
 }
 
 // appendNetEvent encodes a network event for the digest: cheaper than

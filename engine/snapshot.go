@@ -75,7 +75,7 @@ type bootImage struct {
 
 // base is the snapshot's memory as the pages of a checkpoint, which a
 // guest's first checkpoint shares where it did not change: whatever the
-// guest has not written since its start (fork.go pages).
+// guest has not written since its start (checkpoint.go pages).
 func (img *bootImage) base() *pagedGuest {
 	img.pagesOnce.Do(func() {
 		mem := img.snap.Memory
@@ -117,7 +117,7 @@ func (img *bootImage) release(ctx context.Context, m api.Module, wp *wasi.Proces
 }
 
 // restoreInto puts a copy of a guest into an instance img's earlier
-// incarnations left (release), as a fork's switch makes it (fork.go),
+// incarnations left (release), as a fork's switch makes it (checkpoint.go),
 // when one is free and its memory holds the copy; ok is false when none
 // is.
 func (img *bootImage) restoreInto(ctx context.Context, pa *pausable, g *memGuard, c *pagedGuest) (m api.Module, ok bool, err error) {
@@ -292,7 +292,7 @@ func restoredHost(wp *wasi.Process, img *bootImage) {
 }
 
 // playStart is the host's side of a start, as instantiate makes it, for
-// an incarnation whose tape is played in its place (fork.go): it returns
+// an incarnation whose tape is played in its place (checkpoint.go): it returns
 // the image a restore would have used, or nil for a cold boot.
 func (pa *pausable) playStart(rt wazero.Runtime, wp *wasi.Process, g *memGuard, snapshots bool) *bootImage {
 	if !snapshots {

@@ -22,7 +22,7 @@ import (
 // function of what it reads, so playing a tape back through the same host
 // functions, against the same host state, does to the host exactly what
 // the guest did, without running the guest: that is how a fork gets the
-// world as it was at its checkpoint (engine/fork.go).
+// world as it was at its checkpoint (engine/checkpoint.go).
 //
 // Recording costs a copy of what the host reads; playing back costs the
 // host's own work, a small part of a run (the guests' code is most of it).
@@ -401,7 +401,7 @@ type Playback struct {
 	Refused func(had, asked uint64)
 	// Switch, if set, is asked each time the played guest would resume:
 	// a non-nil instance takes the tape's place from there on, a copy of
-	// the guest as it was at that point of the tape (engine/fork.go).
+	// the guest as it was at that point of the tape (engine/checkpoint.go).
 	Switch func(ctx context.Context) (api.Module, error)
 
 	mod playModule

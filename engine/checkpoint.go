@@ -10,7 +10,6 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/sched"
 	"github.com/seedfall/seedfall/engine/wasi"
 )
@@ -129,8 +128,8 @@ func (g *pagedGuest) fill(mem []byte) {
 	}
 }
 
-// forkRun is a run's part in checkpoints and forks.
-type forkRun struct {
+// checkpointRun is a run's part in checkpoints and forks.
+type checkpointRun struct {
 	tapes map[incKey]*wasi.Tape
 	cps   []*Checkpoint
 	last  map[string]*pagedGuest // each program's copy at the last checkpoint
@@ -143,20 +142,27 @@ type forkRun struct {
 	// played program takes its guest's copy the next time it resumes.
 	switched bool
 	copies   uint64 // guests that took their copy
+
+	// What the run gives its checkpoints: its clock, events and nodes
+	// (port.go), each program as compiled, and the families' hook for a
+	// guest that now runs as its copy.
+	run      port
+	compiled func(prog *Program) *compiled
+	copied   func(n *node, m api.Module)
 }
 
-// forkSetup prepares a run for opt's checkpoints or fork, before any
-// event: a checkpoint sees the world as every step before its moment
-// left it, before anything else due then.
-func (r *runner) forkSetup(opt RunOptions) error {
+// openCheckpoints prepares a run of p for opt's checkpoints or fork,
+// before any event: a checkpoint sees the world as every step before its
+// moment left it, before anything else due then. It returns nil when opt
+// asks for neither.
+func openCheckpoints(p *Prepared, opt RunOptions, run port, compiled func(prog *Program) *compiled, copied func(n *node, m api.Module)) (*checkpointRun, error) {
 	if len(opt.Checkpoints) == 0 && opt.From == nil {
-		return nil
+		return nil, nil
 	}
-	f := &forkRun{}
-	r.fork = f
+	f := &checkpointRun{run: run, compiled: compiled, copied: copied}
 	if c := opt.From; c != nil {
-		if err := c.agrees(r.p, opt); err != nil {
-			return err
+		if err := c.agrees(p, opt); err != nil {
+			return nil, err
 		}
 		f.from = c
 		// The run's other checkpoints before this one were events too:
@@ -165,19 +171,19 @@ func (r *runner) forkSetup(opt RunOptions) error {
 		// the tapes record which.
 		for _, at := range c.moments {
 			if at < c.At {
-				r.s.At(int64(at), func() {})
+				run.at(int64(at), func() {})
 			}
 		}
-		r.s.At(int64(c.At), func() { f.switched = true })
-		return nil
+		run.at(int64(c.At), func() { f.switched = true })
+		return f, nil
 	}
 	f.tapes = map[incKey]*wasi.Tape{}
 	for _, at := range opt.Checkpoints {
-		c := &Checkpoint{At: at, p: r.p, seed: opt.Seed, schedule: opt.Schedule, tapes: f.tapes, moments: opt.Checkpoints}
+		c := &Checkpoint{At: at, p: p, seed: opt.Seed, schedule: opt.Schedule, tapes: f.tapes, moments: opt.Checkpoints}
 		f.cps = append(f.cps, c)
-		r.s.At(int64(at), func() { r.checkpoint(c) })
+		run.at(int64(at), func() { f.take(c) })
 	}
-	return nil
+	return f, nil
 }
 
 // agrees checks that a fork's run is the checkpointed run until the
@@ -200,12 +206,10 @@ func (c *Checkpoint) agrees(p *Prepared, opt RunOptions) error {
 	return nil
 }
 
-// checkpoint copies every live guest, all of them paused or not started.
-// After the run's last checkpoint, the tapes close: a fork plays a tape
-// only up to its checkpoint (and reads a guest's last global from its
-// end).
-func (r *runner) checkpoint(c *Checkpoint) {
-	f := r.fork
+// take copies every live guest, all of them paused or not started. After
+// the run's last checkpoint, the tapes close: a fork plays a tape only up
+// to its checkpoint (and reads a guest's last global from its end).
+func (f *checkpointRun) take(c *Checkpoint) {
 	c.taken = true
 	defer func() {
 		if !slices.ContainsFunc(f.cps, func(c *Checkpoint) bool { return !c.taken }) {
@@ -223,7 +227,7 @@ func (r *runner) checkpoint(c *Checkpoint) {
 		f.last = map[string]*pagedGuest{}
 	}
 	c.guests = map[string]guestAt{}
-	for _, n := range r.nodes {
+	for _, n := range f.run.nodeList() {
 		if n.proc == nil || n.wp == nil || n.proc.State() == sched.Exited || !n.up {
 			continue
 		}
@@ -232,7 +236,7 @@ func (r *runner) checkpoint(c *Checkpoint) {
 			continue
 		}
 		m, ok := n.wp.Parked()
-		comp := r.p.e.compiledAs(r.ctx, n.running(), false)
+		comp := f.compiled(n.running())
 		switch {
 		case !ok:
 			c.Reason = fmt.Sprintf("%s is waiting inside a host call", n.label())
@@ -260,10 +264,9 @@ func (r *runner) checkpoint(c *Checkpoint) {
 	}
 }
 
-// forkProcess sets up an incarnation's tape: recorded in a run with
+// process sets up an incarnation's tape: recorded in a run with
 // checkpoints, played back in a fork before its moment.
-func (r *runner) forkProcess(n *node, wp *wasi.Process) {
-	f := r.fork
+func (f *checkpointRun) process(n *node, wp *wasi.Process) {
 	if f == nil {
 		return
 	}
@@ -286,8 +289,11 @@ func (r *runner) forkProcess(n *node, wp *wasi.Process) {
 // playing reports whether an incarnation starts by playing its tape: a
 // fork's incarnation that started before the moment and has not run yet
 // when the moment came runs its guest from the start instead.
-func (r *runner) playing(wp *wasi.Process) bool {
-	if wp.Play != nil && r.fork.switched {
+func (f *checkpointRun) playing(wp *wasi.Process) bool {
+	if f == nil {
+		return false
+	}
+	if wp.Play != nil && f.switched {
 		wp.Play = nil
 	}
 	return wp.Play != nil
@@ -296,9 +302,8 @@ func (r *runner) playing(wp *wasi.Process) bool {
 // switcher is a played incarnation's Playback.Switch: once the fork has
 // reached its moment, it makes the guest's copy, as it was at this point
 // of the tape, in a new instance.
-func (r *runner) switcher(n *node, c *compiled, start func(ctx context.Context, g *pagedGuest) (api.Module, error)) func(ctx context.Context) (api.Module, error) {
+func (f *checkpointRun) switcher(n *node, c *compiled, start func(ctx context.Context, g *pagedGuest) (api.Module, error)) func(ctx context.Context) (api.Module, error) {
 	return func(ctx context.Context) (api.Module, error) {
-		f := r.fork
 		if !f.switched {
 			return nil, nil
 		}
@@ -314,19 +319,15 @@ func (r *runner) switcher(n *node, c *compiled, start func(ctx context.Context, 
 			return nil, err
 		}
 		f.copies++
-		// What the engine keeps of the played guest now reads the copy.
-		if r.pre != nil {
-			if pn := r.pre.nodes[n.prog.Name]; pn != nil && pn.counter != nil {
-				pn.counter, _ = m.ExportedGlobal(guest.CallsGlobal).(api.MutableGlobal)
-			}
-		}
+		// What the families keep of the played guest now reads the copy.
+		f.copied(n, m)
 		return m, nil
 	}
 }
 
 // checkpoints returns the run's checkpoints for its result; a run that
 // ended at end did not reach those after it.
-func (f *forkRun) checkpoints(end time.Duration) []*Checkpoint {
+func (f *checkpointRun) checkpoints(end time.Duration) []*Checkpoint {
 	if f == nil {
 		return nil
 	}
