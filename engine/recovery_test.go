@@ -122,6 +122,10 @@ func TestLivenessRecoveryPhase(t *testing.T) {
 		if r.Schedule.Duration != time.Second {
 			t.Errorf("schedule duration %v, want the fault period, 1s", r.Schedule.Duration)
 		}
+		// The report ends every lasting fault's bar at a heal.
+		if !slices.Equal(r.Heals, []int64{int64(time.Second)}) {
+			t.Errorf("heals %v, want the recovery phase at 1s", r.Heals)
+		}
 		// A replay of the run's own schedule is the same run.
 		again := run(t, p, 1, r.Schedule)
 		if again.Digest != r.Digest {
@@ -175,6 +179,10 @@ func TestQuietFor(t *testing.T) {
 		"0.500000000 client#1 - pause until 700ms")
 	if got := faultList(r.Schedule); !slices.Equal(got, []string{"slow client", "pause client"}) {
 		t.Errorf("faults that happened: %v, want the slowdown and the pause after the quiet period", got)
+	}
+	// The quiet period is a heal: every fault in force ended then.
+	if len(r.Heals) != 1 || r.Heals[0] != 0 {
+		t.Errorf("heals %v, want the quiet period at 0", r.Heals)
 	}
 	// Ten steps of 100ms, the slowdown ended at once, 200ms of pause.
 	if r.SimNs != int64(1200*ms) {

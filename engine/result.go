@@ -87,6 +87,11 @@ type Result struct {
 	Digest      string // sha256 of the trace and the verdict
 	Schedule    *faults.Schedule
 	Lines       []trace.Line
+	// Heals are the moments (virtual ns, in time order) at which every
+	// fault in force ended at once: faults stopped for good (liveness's
+	// recovery phase, the finally check), or a program asked for a quiet
+	// period (sim.QuietFor).
+	Heals []int64
 	Disks       []NodeDisk      // with RunOptions.KeepDisks: every program's disk at the end
 	State       *State          // with RunOptions.State: the world at the end
 	States      []*State        // with RunOptions.StatesAt: the world at each moment the run reached, in order

@@ -38,6 +38,7 @@ type runner struct {
 	netR   rng.Stream
 	nodes  []*node
 	states []*State // RunOptions.StatesAt's
+	healed []int64  // Result.Heals
 
 	faultsOn bool // false before setup completes (faults_after_setup) and once faults stop for good
 	// quietUntil is the end of the latest sim.QuietFor: no fault starts
@@ -327,7 +328,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, with runWith) (*Resu
 		r.probe.switched = r.fork.copies
 	}
 	res.Checkpoints = r.fork.checkpoints(time.Duration(res.SimNs))
-	res.Lines = r.tr.Lines()
+	res.Lines, res.Heals = r.tr.Lines(), r.healed
 	summary := fmt.Sprintf("verdict passed=%v class=%s reason=%s at=%d steps=%d\n", res.Passed, res.Class, res.Reason, res.SimNs, res.Steps)
 	for _, n := range r.nodes {
 		summary += fmt.Sprintf("%s disk ops=%d reads=%d\n", n.prog.Name, n.disk.Ops(), n.disk.Reads())
@@ -734,6 +735,7 @@ func (r *runner) stopFaults(announce, why string) {
 	r.recovering = true
 	r.faultsOn, r.held = false, false
 	r.worldEvent(announce)
+	r.healed = append(r.healed, r.s.Now())
 	r.healAll(why)
 }
 
@@ -751,6 +753,7 @@ func (r *runner) recoveryPhase(at time.Duration) {
 func (r *runner) quiet(n *node, d int64) {
 	until := r.s.Now() + d
 	r.event(n, fmt.Sprintf("quiet for %v, until %v", time.Duration(d), time.Duration(until)))
+	r.healed = append(r.healed, r.s.Now())
 	if r.recovering || r.res != nil {
 		return // faults have stopped for good
 	}

@@ -153,7 +153,7 @@ func (r *sweepReport) add(rec *results.Record, replay string) {
 	}
 	run := report.Run{Seed: res.Seed, Class: res.Class, Reason: res.Reason, Node: res.Node, SimNs: res.SimNs, Replay: replay}
 	if r.failed.n <= report.MaxDetailed {
-		run.Lines, run.Schedule, run.Nodes = rec.Lines, rec.Schedule, r.nodes
+		run.Lines, run.Heals, run.Schedule, run.Nodes = rec.Lines, rec.Heals, rec.Schedule, r.nodes
 		if rec.CauseLine() >= 0 {
 			run.Excerpt = rec.FailureLines(40)
 		}

@@ -124,6 +124,9 @@ type FailureRecord struct {
 	// Lines are the run's output lines, for the first KeptLines failing
 	// seeds of the directory.
 	Lines []LineRecord `json:"lines,omitempty"`
+	// Heals are the run's moments at which every fault ended at once
+	// (engine.Result.Heals), kept with the lines.
+	Heals []int64 `json:"heals,omitempty"`
 }
 
 // LineRecord is a trace.Line.
@@ -277,7 +280,7 @@ func (w *Writer) Seed(seed uint64, line []byte, fail *FailureRecord, schedule, h
 			}
 			rec := *fail
 			if w.kept >= KeptLines {
-				rec.Lines = nil
+				rec.Lines, rec.Heals = nil, nil
 			}
 			w.kept++
 			b, err := json.Marshal(rec)
@@ -531,7 +534,7 @@ func (r *SeedReader) Next() (*Record, error) {
 		return nil, fmt.Errorf("%s is about seed %d, where %s has seed %d: the directory is damaged", r.failures.at(), fr.Seed, r.results.at(), l.Seed)
 	}
 	rec.Replay, rec.History = fr.Replay, fr.History
-	rec.Lines = fr.TraceLines()
+	rec.Lines, rec.Heals = fr.TraceLines(), fr.Heals
 	// The report draws the schedules of the first failures, which are
 	// among the first of each directory; a merged -out copies them all.
 	if detailed := r.failures.n <= KeptLines; detailed || r.files {

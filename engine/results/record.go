@@ -28,6 +28,9 @@ type Record struct {
 	// from a results directory, those of its first KeptLines failing
 	// seeds.
 	Lines []trace.Line
+	// Heals are the run's moments at which every fault ended at once
+	// (engine.Result.Heals), kept with its lines.
+	Heals []int64
 	// Schedule is the run's schedule: after a run, the one that ran; read
 	// from a results directory, a failing seed's saved one for the first
 	// KeptLines failing seeds, else one of no faults.
@@ -43,7 +46,7 @@ func NewRecord(res *engine.Result, schedule, version string) *Record {
 	l := NewLine(res, schedule)
 	l.Seedfall = version
 	raw, _ := json.Marshal(l)
-	return &Record{Line: l, Raw: raw, Lines: res.Lines, Schedule: res.Schedule}
+	return &Record{Line: l, Raw: raw, Lines: res.Lines, Heals: res.Heals, Schedule: res.Schedule}
 }
 
 // outcome is what the engine's rules about a failure's lines read: its

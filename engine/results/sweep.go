@@ -39,7 +39,7 @@ func (s *Sweep) Seed(rec *Record) {
 	if s.Out != nil {
 		var fail *FailureRecord
 		if !l.Passed {
-			fail = &FailureRecord{Seed: l.Seed, Replay: rec.Replay, History: rec.History, Lines: LinesRecord(rec.Lines)}
+			fail = &FailureRecord{Seed: l.Seed, Replay: rec.Replay, History: rec.History, Lines: LinesRecord(rec.Lines), Heals: rec.Heals}
 		}
 		s.Out.Seed(l.Seed, rec.Raw, fail, rec.ScheduleJSON, rec.HistoryHTML)
 	}

@@ -170,7 +170,7 @@ func BuildTimeline(r Run) Timeline {
 		t.Lanes[li].Marks = append(t.Lanes[li].Marks, Mark{Class: class, At: at, Fault: fault, Count: 1, Title: text, X: t.pct(at)})
 	}
 
-	heals := healMoments(r.Lines)
+	heals := r.Heals
 	for i, f := range fs {
 		at, until := int64(f.At), int64(f.Until)
 		if at > end {
@@ -255,23 +255,6 @@ func BuildTimeline(r Run) Timeline {
 		}
 	}
 	return t
-}
-
-// healMoments are the times at which every fault in force ended at once:
-// the recovery phase of liveness or the finally check began ("faults
-// stop"), or a program asked for a quiet period. They come in time order,
-// as the trace does.
-func healMoments(lines []trace.Line) []int64 {
-	var out []int64
-	for _, l := range lines {
-		if l.Kind != trace.Event {
-			continue
-		}
-		if (l.Node == "world" && strings.HasPrefix(l.Text, "faults stop")) || strings.HasPrefix(l.Text, "quiet for ") {
-			out = append(out, l.At)
-		}
-	}
-	return out
 }
 
 // faultNodes names the lanes a fault is drawn on. A partition is drawn on

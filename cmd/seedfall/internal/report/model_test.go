@@ -126,11 +126,7 @@ func TestBars(t *testing.T) {
 // every fault in force: its bar stops there and says so.
 func TestBarsEndAtAHeal(t *testing.T) {
 	r := failing()
-	r.Lines = append(r.Lines,
-		trace.Line{At: 1700 * ms, Node: "world", Kind: trace.Event, Text: "faults stop at 1.7s: the recovery phase begins, the workloads have 1s to finish"})
-	r.Lines = append(r.Lines[:1:1], append([]trace.Line{
-		{At: 200 * ms, Node: "client", Inc: 1, Kind: trace.Event, Text: "quiet for 50ms, until 250ms"},
-	}, r.Lines[1:]...)...)
+	r.Heals = []int64{200 * ms, 1700 * ms} // a quiet period, then the recovery phase
 	tl := BuildTimeline(r)
 	for _, c := range []struct {
 		node, class string

@@ -63,13 +63,17 @@ const MaxListed = 10_000
 
 // Run is one seed's outcome. A passing run needs only Seed and Passed.
 type Run struct {
-	Seed     uint64
-	Passed   bool
-	Class    string // the failure's class: workload, liveness, ...
-	Reason   string
-	Node     string // the program the verdict is about, if any
-	SimNs    int64  // virtual time at the end of the run
-	Lines    []trace.Line
+	Seed   uint64
+	Passed bool
+	Class  string // the failure's class: workload, liveness, ...
+	Reason string
+	Node   string // the program the verdict is about, if any
+	SimNs  int64  // virtual time at the end of the run
+	Lines  []trace.Line
+	// Heals are the moments every fault in force ended at once
+	// (engine.Result.Heals): a lasting fault is drawn up to the first
+	// after it began.
+	Heals    []int64
 	Schedule *faults.Schedule // the faults that happened
 	Replay   string           // the command that replays this run
 	Nodes    []string         // the world's programs, in world order
