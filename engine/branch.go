@@ -2,7 +2,7 @@ package engine
 
 import (
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/internal/rng"
 )
 
 // Branches re-key the seed's random streams partway through a run (a

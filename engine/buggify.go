@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/rng"
-	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/internal/rng"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
 // KindBuggify is a sim.Buggify site that fired: node site op(hit number).

@@ -10,11 +10,11 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/sched"
-	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/internal/sched"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
-// Forks (issue 15). A run asked for checkpoints (RunOptions.Checkpoints)
+// Checkpoints and forks (issue 15). A run asked for checkpoints (RunOptions.Checkpoints)
 // records a tape of every program's host calls (wasi.Tape) and, at each
 // checkpoint's moment, copies the memory and globals of every guest, all
 // of them paused then (wasi/pause.go). A fork (RunOptions.From) runs the

@@ -17,7 +17,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/engine/guest"
-	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
 // wazero keeps compiled code on disk, one file per module, and checks what

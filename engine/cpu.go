@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"github.com/seedfall/seedfall/engine/rng"
-	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/internal/rng"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 	"github.com/seedfall/seedfall/engine/world"
 )
 

@@ -7,7 +7,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
 // Crashes: a node killed as a power cut would kill it, its disk crashed

@@ -22,6 +22,7 @@ import (
 	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
 	"github.com/seedfall/seedfall/engine/guest/netoverlay"
 	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 	"github.com/seedfall/seedfall/engine/world"
 )
 
@@ -45,6 +46,10 @@ var Implemented = map[string]bool{
 	"memory_limit": true, "nodes[].memory_limit": true, "workload.memory_limit": true,
 	"workloads[].memory_limit": true, "finally.memory_limit": true,
 }
+
+// Epoch is the wall-clock time, in ns since 1970, at virtual time 0
+// (2025-01-01T00:00:00Z): every program's wall clock starts there.
+const Epoch = wasi.Epoch
 
 // Options configure an Engine.
 type Options struct {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/seedfall/seedfall/engine/history"
-	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/internal/history"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
 // HistoryLimit is the real time the linearizability check of one run may

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/internal/rng"
 )
 
 // KindMmapEarlyWriteback is a dirty page of a writable shared mapping that

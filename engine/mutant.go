@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/seedfall/seedfall/engine/disk"
-	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/internal/rng"
 	"github.com/seedfall/seedfall/engine/world"
 )
 

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/netsim"
-	"github.com/seedfall/seedfall/engine/rng"
-	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/internal/netsim"
+	"github.com/seedfall/seedfall/engine/internal/rng"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 	"github.com/seedfall/seedfall/engine/world"
 )
 

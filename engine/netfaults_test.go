@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/netsim"
-	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/internal/netsim"
+	"github.com/seedfall/seedfall/engine/internal/rng"
 )
 
 const udpWorld = `{"net_overlay": true, "latency": ["1ms", "3ms"], %FAULTS%

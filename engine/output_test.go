@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine/trace"
-	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
 // What a program prints costs the host bounded memory and bounded real

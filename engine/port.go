@@ -10,10 +10,10 @@ import (
 
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/netsim"
-	"github.com/seedfall/seedfall/engine/rng"
-	"github.com/seedfall/seedfall/engine/sched"
-	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/internal/netsim"
+	"github.com/seedfall/seedfall/engine/internal/rng"
+	"github.com/seedfall/seedfall/engine/internal/sched"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 	"github.com/seedfall/seedfall/engine/world"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/guest"
-	"github.com/seedfall/seedfall/engine/rng"
-	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/internal/rng"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 	"github.com/seedfall/seedfall/engine/world"
 )
 

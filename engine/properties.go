@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
 // ClassProperty is declared with the other classes in run.go.

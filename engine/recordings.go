@@ -12,7 +12,7 @@ import (
 	"github.com/seedfall/seedfall/engine/faults"
 )
 
-// Forks lets the branches of a run, and the looks at it (RunOptions.StopAt
+// Recordings let the branches of a run, and the looks at it (RunOptions.StopAt
 // with State, as seedfall debug), fork from a recording of it instead of
 // running its past again (RunOptions.Checkpoints and From). A session that
 // branches and looks at runs many times keeps one: the workbench (branch,
@@ -41,12 +41,10 @@ import (
 // recording costs about a run and a quarter (docs/how-it-works.md,
 // "Checkpoints and forks"). A look runs only its past, so a fork pays
 // there once it saves half of it. Nowhere does a fork pay that saves less
-// than MinSaved of real time. starlark's BenchmarkBranches, 20 branches of
-// a kvlog run: 23-25% less at 51% of the run, 43-52% at 76%, 59-60% at
-// 15/16; BenchmarkDebug, 16 looks: 50-64% less around one moment, 4-16%
-// stepping through the run; engine/shrink's BenchmarkShrink: 26-27% less
-// on testdata/late.
-type Forks struct {
+// than MinSaved of real time. What this saves is measured by starlark's
+// BenchmarkBranches and BenchmarkDebug and engine/shrink's BenchmarkShrink
+// (docs/how-it-works.md, "Figures").
+type Recordings struct {
 	// MinSaved is the least real time of its past a fork must save, as
 	// the runs seen (Ran) took it: 0 is 10ms (minSaved), below 0 any.
 	MinSaved time.Duration
@@ -63,7 +61,7 @@ type recording struct {
 	bytes int
 }
 
-// parent is what Forks knows of one run: how long it ran, the moments
+// parent is what Recordings know of one run: how long it ran, the moments
 // asked of it, and its recording once made.
 type parent struct {
 	mu       sync.Mutex
@@ -72,7 +70,7 @@ type parent struct {
 	pending  int             // moments due (due) since the last recording
 	records  int             // recordings made
 	rate     float64         // real ns per virtual ns of its runs (Ran), 0: unknown
-	minSaved time.Duration   // Forks.MinSaved
+	minSaved time.Duration   // Recordings.MinSaved
 	cps      []*Checkpoint
 	bytes    int
 	failed   bool // a recording failed: run every branch from t=0
@@ -153,7 +151,7 @@ const (
 // copies into instances (kvlog's BenchmarkFork), whatever the run, so in a
 // world whose runs take a few milliseconds forks cost more than they save
 // (a shrink of engine/shrink/testdata/late without its client's setup
-// took 134 ms forking against 113 from t=0). Forks and cause fork only
+// took 134 ms forking against 113 from t=0). Recordings and cause fork only
 // where the past, at the real rate of the runs seen, took this long.
 const MinForkSaving = 10 * time.Millisecond
 
@@ -178,7 +176,7 @@ func forkKey(p *Prepared, seed uint64, s *faults.Schedule) string {
 	return fmt.Sprintf("%p %d %s", p, seed, b)
 }
 
-func (f *Forks) get(key string) *parent {
+func (f *Recordings) get(key string) *parent {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.parents == nil {
@@ -199,7 +197,7 @@ func (f *Forks) get(key string) *parent {
 
 // Ran notes how long the run of p, seed and s ran, in virtual and real
 // time, for when it is branched or looked at.
-func (f *Forks) Ran(p *Prepared, seed uint64, s *faults.Schedule, res *Result) {
+func (f *Recordings) Ran(p *Prepared, seed uint64, s *faults.Schedule, res *Result) {
 	key := ""
 	if s != nil {
 		key = forkKey(p, seed, s)
@@ -219,7 +217,7 @@ func (f *Forks) Ran(p *Prepared, seed uint64, s *faults.Schedule, res *Result) {
 // Branch is the checkpoint the run of p, seed and s starts from, if it is
 // a late branch of a run branched often enough (recording that run first
 // when it is due); nil: from t=0.
-func (f *Forks) Branch(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule) *Checkpoint {
+func (f *Recordings) Branch(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule) *Checkpoint {
 	n := len(s.Branches)
 	if n == 0 {
 		return nil
@@ -235,21 +233,21 @@ func (f *Forks) Branch(ctx context.Context, p *Prepared, seed uint64, s *faults.
 // moment in its second half it is recorded, and a run forks from its
 // latest checkpoint at or before at; nil: from t=0. shrink asks it for
 // each candidate, with the smallest schedule so far as parent.
-func (f *Forks) From(ctx context.Context, p *Prepared, seed uint64, parent *faults.Schedule, at time.Duration) *Checkpoint {
+func (f *Recordings) From(ctx context.Context, p *Prepared, seed uint64, parent *faults.Schedule, at time.Duration) *Checkpoint {
 	return f.ask(ctx, p, seed, parent, at, false)
 }
 
 // Look is the checkpoint a look at the run of p, seed and s up to at
 // starts from, recording the run again when two looks were not covered;
 // nil: from t=0.
-func (f *Forks) Look(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule, at time.Duration) *Checkpoint {
+func (f *Recordings) Look(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule, at time.Duration) *Checkpoint {
 	return f.ask(ctx, p, seed, s, at, true)
 }
 
 // ask is From and Look: it notes the moment asked of the run of p, seed
 // and s, records the run when two moments were due, and returns the
 // checkpoint to fork from, if one is worth it.
-func (f *Forks) ask(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule, at time.Duration, look bool) *Checkpoint {
+func (f *Recordings) ask(ctx context.Context, p *Prepared, seed uint64, s *faults.Schedule, at time.Duration, look bool) *Checkpoint {
 	key := forkKey(p, seed, s)
 	if key == "" {
 		return nil
@@ -266,15 +264,15 @@ func (f *Forks) ask(ctx context.Context, p *Prepared, seed uint64, s *faults.Sch
 	return f.forking(pr.from(at))
 }
 
-// Forked is how many runs the Forks gave a checkpoint to start from.
-func (f *Forks) Forked() int {
+// Forked is how many runs the Recordings gave a checkpoint to start from.
+func (f *Recordings) Forked() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.forked
 }
 
 // forking counts c, a checkpoint a run forks from, if it is one.
-func (f *Forks) forking(c *Checkpoint) *Checkpoint {
+func (f *Recordings) forking(c *Checkpoint) *Checkpoint {
 	if c != nil {
 		f.mu.Lock()
 		f.forked++
@@ -286,7 +284,7 @@ func (f *Forks) forking(c *Checkpoint) *Checkpoint {
 // record runs the parent ps once more, to just past the latest moment
 // asked, with a checkpoint at each moment asked, and keeps the recording
 // within the bounds.
-func (f *Forks) record(ctx context.Context, p *Prepared, seed uint64, ps *faults.Schedule, pr *parent) {
+func (f *Recordings) record(ctx context.Context, p *Prepared, seed uint64, ps *faults.Schedule, pr *parent) {
 	moments := slices.Clone(pr.asked)
 	slices.Sort(moments)
 	pr.records++

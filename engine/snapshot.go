@@ -15,8 +15,8 @@ import (
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
-	"github.com/seedfall/seedfall/engine/rng"
-	"github.com/seedfall/seedfall/engine/wasi"
+	"github.com/seedfall/seedfall/engine/internal/rng"
+	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
 // Post-init snapshots. Every program built from source carries the pause

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/netsim"
+	"github.com/seedfall/seedfall/engine/internal/netsim"
 )
 
 // State is the world at one moment of a run (seedfall debug): what each

@@ -14,7 +14,7 @@ import (
 // the world then, as seedfall debug does: each program's state and
 // incarnation, its connections, the writes a crash would lose, and the
 // faults in force. Looking at one run again and again forks from a
-// recording of it (engine.Forks).
+// recording of it (engine.Recordings).
 func (e *Env) debugFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tuple) (sl.Value, error) {
 	var r *Run
 	var at durationArg

@@ -33,7 +33,7 @@ type Options struct {
 	MaxSteps  int64          // Starlark steps per thread: 0: $SEEDFALL_STARLARK_STEPS or DefaultMaxSteps; below 0: no limit
 	StepsFlag string         // the flag that sets MaxSteps, named in the step limit's error ("-max-steps"); "": none
 	// NoForks runs every branch and look (debug) from t=0, never from a
-	// recording of the run (engine.Forks): the same results, for
+	// recording of the run (engine.Recordings): the same results, for
 	// comparison.
 	NoForks bool
 	// Progress, when not nil, hears how far a builtin that takes a while
@@ -57,7 +57,7 @@ type Env struct {
 	engOnce  sync.Once
 	prepared map[string]*prepEntry // by the world's content key
 	modules  map[string]*modEntry  // by absolute path, or "@seedfall/NAME.star"
-	forks    engine.Forks          // recordings that branches and looks fork from
+	forks    engine.Recordings          // recordings that branches and looks fork from
 
 	predeclared sl.StringDict
 

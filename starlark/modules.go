@@ -11,8 +11,8 @@ import (
 	sl "go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/fsutil"
-	"github.com/seedfall/seedfall/engine/wasi"
 )
 
 // Duration is a span of virtual time: go.starlark.net/lib/time's duration,
@@ -91,7 +91,7 @@ var timeModule = func() *starlarkstruct.Module {
 	return m
 }()
 
-func virtualEpoch() time.Time { return time.Unix(0, wasi.Epoch).UTC() }
+func virtualEpoch() time.Time { return time.Unix(0, engine.Epoch).UTC() }
 
 // setClock makes time.now() deterministic on a thread.
 func setClock(t *sl.Thread) {

@@ -81,9 +81,9 @@ type mcpServer struct {
 	engErr error
 
 	// Looks at one seed (seedfall_debug) fork from recordings of its run
-	// (engine.Forks), which need the same prepared world each time: the
+	// (engine.Recordings), which need the same prepared world each time: the
 	// last few worlds prepared, by what they are and run.
-	forks    engine.Forks
+	forks    engine.Recordings
 	prepMu   sync.Mutex
 	prepared []keptWorld
 }

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine/fsutil"
-	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/internal/rng"
 )
 
 // Crash is the kind of a planned crash: the node dies at At and restarts at

@@ -30,9 +30,9 @@ type Options struct {
 	Progress func(Progress)
 	// NoForks runs every candidate from t=0. Otherwise the candidates that
 	// keep the smallest schedule's past late into its run fork from a
-	// recording of it (engine.Forks), with the same results.
+	// recording of it (engine.Recordings), with the same results.
 	NoForks bool
-	// minSaved is engine.Forks.MinSaved, for the tests.
+	// minSaved is engine.Recordings.MinSaved, for the tests.
 	minSaved time.Duration
 }
 
@@ -93,7 +93,7 @@ type Result struct {
 // The same input always gives the same schedule, whatever Options.Parallel
 // is, unless the budget runs out.
 func Shrink(ctx context.Context, p *engine.Prepared, seed uint64, start *faults.Schedule, opt Options) (*Result, error) {
-	forks := engine.Forks{MinSaved: opt.minSaved}
+	forks := engine.Recordings{MinSaved: opt.minSaved}
 	run := func(ctx context.Context, sch, parent *faults.Schedule, parentRun *engine.Result) (*engine.Result, error) {
 		ro := engine.RunOptions{Seed: seed, Schedule: sch}
 		if at, ok := agreeUntil(parent, sch); ok && !opt.NoForks {

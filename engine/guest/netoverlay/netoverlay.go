@@ -1,6 +1,6 @@
 // Package netoverlay owns the guest side of seedfall's network: the
 // `go build -overlay` files that make package net of a GOOS=wasip1 guest
-// create its TCP and UDP sockets on the simulated network (engine/netsim),
+// create its TCP and UDP sockets on the simulated network (engine/internal/netsim),
 // and the /etc files through which node names resolve.
 //
 // # How the overlay works

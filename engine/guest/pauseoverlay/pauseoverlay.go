@@ -64,7 +64,7 @@
 // Program.RestoreFrom one from a copy held in another form, and
 // Program.Reset and Program.RestoreInto put a live one back to a copy in
 // place; the function of ResumeFunc runs either on. The engine boots the
-// instance that pauses (engine/snapshot.go), its WASI (engine/wasi)
+// instance that pauses (engine/snapshot.go), its WASI (engine/internal/wasi)
 // answering snapshot_point.
 //
 // What the host must keep equal between a snapshot and its copies, what

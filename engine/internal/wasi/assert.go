@@ -5,7 +5,7 @@ import (
 
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/seedfall/seedfall/engine/sched"
+	"github.com/seedfall/seedfall/engine/internal/sched"
 )
 
 // Assertion is one evaluation of a sim property (sim.Always and its

@@ -7,7 +7,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/seedfall/seedfall/engine/errno"
-	"github.com/seedfall/seedfall/engine/sched"
+	"github.com/seedfall/seedfall/engine/internal/sched"
 )
 
 const (

@@ -25,9 +25,9 @@ import (
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/errno"
 	"github.com/seedfall/seedfall/engine/guest"
-	"github.com/seedfall/seedfall/engine/netsim"
-	"github.com/seedfall/seedfall/engine/rng"
-	"github.com/seedfall/seedfall/engine/sched"
+	"github.com/seedfall/seedfall/engine/internal/netsim"
+	"github.com/seedfall/seedfall/engine/internal/rng"
+	"github.com/seedfall/seedfall/engine/internal/sched"
 )
 
 // Epoch is the wall-clock time at virtual time 0: 2025-01-01T00:00:00Z.

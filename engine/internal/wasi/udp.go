@@ -7,7 +7,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/seedfall/seedfall/engine/errno"
-	"github.com/seedfall/seedfall/engine/netsim"
+	"github.com/seedfall/seedfall/engine/internal/netsim"
 )
 
 // The host side of the net overlay's four UDP calls (engine/guest/netoverlay,

@@ -14,8 +14,8 @@ import (
 
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/errno"
-	"github.com/seedfall/seedfall/engine/rng"
-	"github.com/seedfall/seedfall/engine/sched"
+	"github.com/seedfall/seedfall/engine/internal/rng"
+	"github.com/seedfall/seedfall/engine/internal/sched"
 )
 
 // These tests call the host functions the way a hostile guest would: with

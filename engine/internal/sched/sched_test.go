@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/internal/rng"
 )
 
 // sleeper runs n rounds of "log, then sleep d".

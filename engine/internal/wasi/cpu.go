@@ -6,7 +6,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/seedfall/seedfall/engine/guest"
-	"github.com/seedfall/seedfall/engine/rng"
+	"github.com/seedfall/seedfall/engine/internal/rng"
 )
 
 // CPU makes a guest's work take virtual time. A guest built with

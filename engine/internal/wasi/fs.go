@@ -10,7 +10,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/errno"
-	"github.com/seedfall/seedfall/engine/netsim"
+	"github.com/seedfall/seedfall/engine/internal/netsim"
 )
 
 type fdKind uint8
