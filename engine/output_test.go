@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seedfall/seedfall/engine/trace"
 	"github.com/seedfall/seedfall/engine/internal/wasi"
+	"github.com/seedfall/seedfall/engine/trace"
 )
 
 // What a program prints costs the host bounded memory and bounded real

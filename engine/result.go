@@ -92,10 +92,11 @@ type Result struct {
 	// recovery phase, the finally check), or a program asked for a quiet
 	// period (sim.QuietFor).
 	Heals []int64
-	Disks       []NodeDisk      // with RunOptions.KeepDisks: every program's disk at the end
-	State       *State          // with RunOptions.State: the world at the end
-	States      []*State        // with RunOptions.StatesAt: the world at each moment the run reached, in order
-	History     *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
+
+	Disks   []NodeDisk      // with RunOptions.KeepDisks: every program's disk at the end
+	State   *State          // with RunOptions.State: the world at the end
+	States  []*State        // with RunOptions.StatesAt: the world at each moment the run reached, in order
+	History *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
 
 	Properties []Property // sim properties this run reached or its programs declare (properties.go)
 

@@ -21,8 +21,8 @@ import (
 	"github.com/seedfall/seedfall/engine/internal/netsim"
 	"github.com/seedfall/seedfall/engine/internal/rng"
 	"github.com/seedfall/seedfall/engine/internal/sched"
-	"github.com/seedfall/seedfall/engine/trace"
 	"github.com/seedfall/seedfall/engine/internal/wasi"
+	"github.com/seedfall/seedfall/engine/trace"
 	"github.com/seedfall/seedfall/engine/world"
 )
 

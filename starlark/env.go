@@ -57,7 +57,7 @@ type Env struct {
 	engOnce  sync.Once
 	prepared map[string]*prepEntry // by the world's content key
 	modules  map[string]*modEntry  // by absolute path, or "@seedfall/NAME.star"
-	forks    engine.Recordings          // recordings that branches and looks fork from
+	forks    engine.Recordings     // recordings that branches and looks fork from
 
 	predeclared sl.StringDict
 

@@ -9,10 +9,7 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"maps"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -26,52 +23,6 @@ import (
 	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
 	"github.com/seedfall/seedfall/scripts/experiments/pause/proto"
 )
-
-// build builds a main package of the given files with the overlay (and the
-// others, keyed by GOROOT-relative path, that extra returns), through
-// seedfall's shared cache, and exports what a pausing host needs.
-//
-// The runtime patch makes Go build the standard library for wasip1 again
-// (a minute or two from an empty cache on 2 cores), so these tests are in
-// the slow tier (docs/contributing.md), which CI runs as a step of its own.
-func build(t testing.TB, opts pauseoverlay.Options, files map[string]string, extra ...func(goroot string) (map[string][]byte, error)) []byte {
-	t.Helper()
-	if os.Getenv("SEEDFALL_SLOW") != "1" {
-		t.Skip("builds the standard library for wasip1 again, with the runtime patched; run with SEEDFALL_SLOW=1")
-	}
-	dir := t.TempDir()
-	files["go.mod"] = "module example.com/pausing\n\ngo 1.21\n"
-	for name, src := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b := &guest.Builder{}
-	goroot, err := b.GOROOT()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ovl, err := pauseoverlay.Files(goroot, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range extra {
-		more, err := f(goroot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		maps.Copy(ovl, more)
-	}
-	art, err := b.Build(context.Background(), guest.Request{Node: "pausing", Pkg: dir, Overlay: ovl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The builder exports what a pause needs (as the engine uses it).
-	if !guest.Pausable(art.Wasm) {
-		t.Fatal("the built module does not export what a pause needs (guest.ExportPause)")
-	}
-	return art.Wasm
-}
 
 // testMain is every test's guest, its part chosen by the first argument:
 // "order", or anything else for the default. Package init builds a map and
@@ -147,7 +98,7 @@ func buildGuest(t testing.TB) []byte {
 	t.Helper()
 	if guestWasm == nil {
 		net := func(goroot string) (map[string][]byte, error) { return netoverlay.Files(goroot) }
-		guestWasm = build(t, pauseoverlay.Options{}, map[string]string{"main.go": testMain}, fsyncoverlay.Files, net)
+		guestWasm = proto.BuildGuest(t, pauseoverlay.Options{}, map[string]string{"main.go": testMain}, fsyncoverlay.Files, net)
 	}
 	return guestWasm
 }

@@ -1,63 +1,20 @@
 package proto
 
 import (
-	"context"
-	"maps"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
 
-	"github.com/seedfall/seedfall/engine/guest"
 	"github.com/seedfall/seedfall/engine/guest/fsyncoverlay"
 	"github.com/seedfall/seedfall/engine/guest/netoverlay"
 	"github.com/seedfall/seedfall/engine/guest/pauseoverlay"
 )
 
 // build builds a main package of the given files with the pause overlay,
-// idle pauses on, and the fsync and net overlays, through seedfall's
-// shared cache, and exports what a pausing host needs.
-//
-// The runtime patch makes Go build the standard library for wasip1 again
-// (a minute or two from an empty cache on 2 cores), so these tests are in
-// the slow tier (docs/contributing.md), which CI runs as a step of its own.
+// idle pauses on, and the fsync and net overlays (BuildGuest).
 func build(t testing.TB, files map[string]string) []byte {
 	t.Helper()
-	if os.Getenv("SEEDFALL_SLOW") != "1" {
-		t.Skip("builds the standard library for wasip1 again, with the runtime patched; run with SEEDFALL_SLOW=1")
-	}
-	dir := t.TempDir()
-	files["go.mod"] = "module example.com/pausing\n\ngo 1.21\n"
-	for name, src := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b := &guest.Builder{}
-	goroot, err := b.GOROOT()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ovl, err := pauseoverlay.Files(goroot, pauseoverlay.Options{Idle: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []func(string) (map[string][]byte, error){fsyncoverlay.Files, netoverlay.Files} {
-		more, err := f(goroot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		maps.Copy(ovl, more)
-	}
-	art, err := b.Build(context.Background(), guest.Request{Node: "pausing", Pkg: dir, Overlay: ovl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !guest.Pausable(art.Wasm) {
-		t.Fatal("the built module does not export what a pause needs (guest.ExportPause)")
-	}
-	return art.Wasm
+	return BuildGuest(t, pauseoverlay.Options{Idle: true}, files, fsyncoverlay.Files, netoverlay.Files)
 }
 
 // testMain is every test's guest, its part chosen by the first argument:
