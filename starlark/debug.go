@@ -32,8 +32,8 @@ func (e *Env) debugFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.Tu
 		}
 		return nil, fmt.Errorf("debug: %w", err)
 	}
-	sch := r.Schedule()
-	sch.Seed, sch.ShrunkFrom, sch.ShrinkRuns = r.Seed, 0, 0
+	sch := r.Schedule().Changed()
+	sch.Seed = r.Seed
 	opt := engine.RunOptions{Seed: r.Seed, Schedule: sch, StopAt: time.Duration(at), State: true}
 	if !e.o.NoForks {
 		opt.From = e.forks.Look(ctx, p, r.Seed, sch, opt.StopAt)

@@ -531,9 +531,9 @@ func branchOf(fn string, r *Run, streamV sl.Value, at durationArg, key int) (*fa
 	if end := sch.Duration; end > 0 && time.Duration(at) > end {
 		return nil, fmt.Errorf("%s: at %v is after the end of the run at %v", fn, time.Duration(at), end)
 	}
+	sch = sch.Changed()
 	sch.Seed = r.Seed
-	sch.Branches = append(slices.Clone(sch.Branches), faults.Branch{At: time.Duration(at), Key: uint64(key), Stream: stream})
-	sch.ShrunkFrom, sch.ShrinkRuns = 0, 0
+	sch.Branches = append(sch.Branches, faults.Branch{At: time.Duration(at), Key: uint64(key), Stream: stream})
 	return sch, nil
 }
 

@@ -428,8 +428,8 @@ func (e *Env) branchFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.T
 	if end := sch.Duration; end > 0 && time.Duration(at) > end {
 		return nil, fmt.Errorf("branch: at %v is after the end of the run at %v", time.Duration(at), end)
 	}
-	sch.Branches = append(slices.Clone(sch.Branches), faults.Branch{At: time.Duration(at), Key: uint64(key), Stream: stream})
-	sch.ShrunkFrom, sch.ShrinkRuns = 0, 0
+	sch = sch.Changed()
+	sch.Branches = append(sch.Branches, faults.Branch{At: time.Duration(at), Key: uint64(key), Stream: stream})
 	return e.runAt(t, "branch", r.World, r.Seed, sch)
 }
 

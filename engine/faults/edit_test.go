@@ -285,3 +285,17 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+// A changed schedule is no longer what shrink found, and changing it
+// leaves the original as it was.
+func TestChanged(t *testing.T) {
+	s := &Schedule{Seed: 3, Faults: []Fault{{At: 5, Kind: Crash, Node: "n"}}, Branches: []Branch{{At: 7, Key: 1}}, ShrunkFrom: 4, ShrinkRuns: 20}
+	c := s.Changed()
+	if c.ShrunkFrom != 0 || c.ShrinkRuns != 0 || c.Seed != 3 || len(c.Faults) != 1 || len(c.Branches) != 1 {
+		t.Fatalf("changed: %+v", c)
+	}
+	c.Faults[0].Node, c.Branches[0].Key = "m", 2
+	if s.Faults[0].Node != "n" || s.Branches[0].Key != 1 || s.ShrunkFrom != 4 {
+		t.Errorf("changing the copy changed the original: %+v", s)
+	}
+}

@@ -201,6 +201,17 @@ type Schedule struct {
 	Branches []Branch
 }
 
+// Changed returns a copy of s to change: its own faults and branches, and
+// no ShrunkFrom or ShrinkRuns, since a changed schedule is no longer what
+// shrink found.
+func (s *Schedule) Changed() *Schedule {
+	c := *s
+	c.Faults = slices.Clone(s.Faults)
+	c.Branches = slices.Clone(s.Branches)
+	c.ShrunkFrom, c.ShrinkRuns = 0, 0
+	return &c
+}
+
 // Before is what of s comes before at: its seed and duration, and its
 // faults and branches before at.
 func (s *Schedule) Before(at time.Duration) *Schedule {

@@ -196,7 +196,7 @@ func shrink(ctx context.Context, run runFunc, horizon time.Duration, seed uint64
 		start = first.Schedule
 	}
 	s.want = first
-	s.best = clone(start)
+	s.best = start.Changed()
 	s.best.Seed = seed
 	s.bestRun = first
 	s.cache[key(s.best)] = first
@@ -214,7 +214,7 @@ func shrink(ctx context.Context, run runFunc, horizon time.Duration, seed uint64
 		return nil, s.err
 	}
 
-	sch := clone(s.best)
+	sch := s.best.Changed()
 	sch.ShrunkFrom = len(start.Faults)
 	sch.ShrinkRuns = s.runs
 	res.Schedule, res.Run, res.Runs, res.Exhausted = sch, s.bestRun, s.runs, s.exhausted
@@ -429,7 +429,7 @@ func (s *shrinker) cut() {
 	if d >= cur || s.stopped() {
 		return
 	}
-	c := clone(s.best)
+	c := s.best.Changed()
 	c.Duration = d
 	c.Faults = slices.DeleteFunc(c.Faults, func(f faults.Fault) bool { return !atOp(f) && f.At > d })
 	s.first([]*faults.Schedule{c})
@@ -555,14 +555,14 @@ func (s *shrinker) normalize() {
 
 // with is the best schedule with these faults instead of its own.
 func (s *shrinker) with(fs []faults.Fault) *faults.Schedule {
-	c := clone(s.best)
+	c := s.best.Changed()
 	c.Faults = slices.Clone(fs)
 	return c
 }
 
 // change is the best schedule with fault i edited.
 func (s *shrinker) change(i int, edit func(*faults.Fault)) *faults.Schedule {
-	c := clone(s.best)
+	c := s.best.Changed()
 	edit(&c.Faults[i])
 	return c
 }
@@ -579,16 +579,6 @@ func split(fs []faults.Fault, n int) [][]faults.Fault {
 		out = append(out, fs[i*len(fs)/n:(i+1)*len(fs)/n])
 	}
 	return out
-}
-
-// clone copies a schedule deeply enough that edits to the copy's faults
-// do not reach the original.
-func clone(s *faults.Schedule) *faults.Schedule {
-	c := *s
-	c.Faults = slices.Clone(s.Faults)
-	c.Branches = slices.Clone(s.Branches)
-	c.ShrunkFrom, c.ShrinkRuns = 0, 0
-	return &c
 }
 
 // key identifies a candidate: its schedule as JSON.
