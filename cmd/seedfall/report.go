@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/seedfall/seedfall/cmd/seedfall/internal/report"
+	"github.com/seedfall/seedfall/engine/results/report"
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/engine/results"
