@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/session"
 	"io"
 	"os"
 	"path/filepath"
@@ -57,9 +59,9 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return stoppedBy(ctx, err)
 	}
-	defer s.close()
-	env := starlark.NewEnv(starlark.Options{Engine: s.e, Stdout: stdout, Parallel: *parallel, MaxSteps: *maxSteps, StepsFlag: "-max-steps"})
-	wv, err := starlark.WorldValue(s.w)
+	defer s.Close()
+	env := starlark.NewEnv(starlark.Options{Engine: s.Engine(), Stdout: stdout, Parallel: *parallel, MaxSteps: *maxSteps, StepsFlag: "-max-steps"})
+	wv, err := starlark.WorldValue(s.World())
 	if err != nil {
 		return err
 	}
@@ -108,9 +110,9 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s", starlark.ScriptError(err))
 	}
 	if *asJSON {
-		err = s.writeExploration(stdout, x)
+		err = writeExploration(s, stdout, x)
 	} else {
-		err = s.printExploration(stdout, x, time.Since(start))
+		err = printExploration(s, stdout, x, time.Since(start))
 	}
 	if x.StoppedBy == "interrupted" && (err == nil || errors.Is(err, errFailed)) {
 		if *asJSON {
@@ -123,7 +125,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 
 // printExploration saves every failure's schedule and prints them, the
 // best with its trace.
-func (s *session) printExploration(w io.Writer, x *starlark.Exploration, took time.Duration) error {
+func printExploration(s *session.Session, w io.Writer, x *starlark.Exploration, took time.Duration) error {
 	why := map[string]string{"budget": "the budget is spent", "strategy": "the strategy ended", "interrupted": "interrupted"}[x.StoppedBy]
 	if len(x.Failures) == 0 {
 		fmt.Fprintf(w, "no failure in %s (%s, %s; %s)\n", plural(x.Runs, "run"), x.Strategy, wallTime(int64(took)), why)
@@ -134,7 +136,7 @@ func (s *session) printExploration(w io.Writer, x *starlark.Exploration, took ti
 	replays := map[*starlark.Run]string{}
 	for _, r := range x.Failures {
 		perSeed[r.Seed]++
-		_, cmd, err := s.saveFailure(r, perSeed[r.Seed])
+		_, cmd, err := saveFailure(s, r, perSeed[r.Seed])
 		if err != nil {
 			return err
 		}
@@ -150,7 +152,7 @@ func (s *session) printExploration(w io.Writer, x *starlark.Exploration, took ti
 	}
 	best := x.Best()
 	fmt.Fprintf(w, "best (fewest faults and branches, soonest):\n")
-	s.printVerdict(w, best.Result, replays[best])
+	s.WriteVerdict(w, best.Result, replays[best])
 	for _, b := range best.Result.Schedule.Branches {
 		fmt.Fprintf(w, "  branch at %s: %s\n", b.At, describeBranch(b))
 	}
@@ -158,11 +160,11 @@ func (s *session) printExploration(w io.Writer, x *starlark.Exploration, took ti
 }
 
 // writeExploration saves every failure and prints it as a JSON line.
-func (s *session) writeExploration(w io.Writer, x *starlark.Exploration) error {
+func writeExploration(s *session.Session, w io.Writer, x *starlark.Exploration) error {
 	perSeed := map[uint64]int{}
 	for _, r := range x.Failures {
 		perSeed[r.Seed]++
-		path, _, err := s.saveFailure(r, perSeed[r.Seed])
+		path, _, err := saveFailure(s, r, perSeed[r.Seed])
 		if err != nil {
 			return err
 		}
@@ -195,19 +197,19 @@ func firstLine(s string) string {
 // A failure in another world than -c's (a strategy may change it, as
 // swarm does) has its world saved next to it, as seed-N[.k].world.json.
 // It returns the schedule's path and the command that replays the failure.
-func (s *session) saveFailure(r *starlark.Run, k int) (string, string, error) {
+func saveFailure(s *session.Session, r *starlark.Run, k int) (string, string, error) {
 	base := fmt.Sprintf("seed-%d", r.Seed)
 	if k > 1 {
 		base += fmt.Sprintf(".%d", k)
 	}
-	dir := artifactDir(s.w)
+	dir := artifactDir(s.World())
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", "", err
 	}
 	sch := *r.Result.Schedule
-	sch.Config = s.configName()
-	worldArgs := s.args
-	own, err := s.w.Resolved(true)
+	sch.Config = s.ConfigName()
+	worldArgs := s.Args()
+	own, err := s.World().Resolved(true)
 	if err != nil {
 		return "", "", err
 	}
@@ -221,18 +223,18 @@ func (s *session) saveFailure(r *starlark.Run, k int) (string, string, error) {
 	if !bytes.Equal(own, theirs) {
 		worldOf = func(p string) string { return strings.TrimSuffix(p, ".faults.json") + ".world.json" }
 	}
-	sv, err := s.saveKeeping(filepath.Join(dir, base+".faults.json"), "explore", &sch, "", worldOf)
+	sv, err := engine.SaveKeeping(filepath.Join(dir, base+".faults.json"), "explore", &sch, "", worldOf)
 	if err != nil {
 		return "", "", err
 	}
-	s.noteSaved(sv)
+	s.NoteSaved(sv)
 	if worldOf != nil {
-		wpath := worldOf(sv.path)
+		wpath := worldOf(sv.Path)
 		if err := fsutil.WriteFile(wpath, theirs, 0o644); err != nil {
 			return "", "", err
 		}
 		worldArgs = "-c " + shellQuote(displayPath(wpath))
 	}
-	path := displayPath(sv.path)
+	path := displayPath(sv.Path)
 	return path, fmt.Sprintf("seedfall replay %s -seed %d -faults %s", worldArgs, r.Seed, shellQuote(path)), nil
 }

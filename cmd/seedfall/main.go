@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/seedfall/seedfall/engine/session"
 	"io"
 	"os"
 	"runtime/debug"
@@ -35,7 +36,7 @@ const (
 )
 
 // errFailed means a seed failed: the output already says how.
-var errFailed = errors.New("a seed failed")
+var errFailed = session.ErrFailed
 
 type command struct {
 	name     string
