@@ -51,7 +51,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "\r\033[Kforking: %d runs, at most %d", done, most)
 		}
 	}
-	res, err := s.FindCause(ctx, *sa.seed, sch, opt)
+	c, err := s.Cause(ctx, *sa.seed, sch, from, opt)
 	if isTerminal(stderr) {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -59,13 +59,13 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *asJSON {
-		b, err := json.Marshal(session.NewCauseReport(res, from))
+		b, err := json.Marshal(c.Report())
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
-		s.WriteCause(stdout, *sa.seed, sch, from, opt, res)
+		c.Write(stdout)
 	}
-	return session.CauseVerdict(res)
+	return c.Verdict()
 }

@@ -38,19 +38,18 @@ func debugCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	worldsAtOnce(1) // after Prepare, which compiles programs side by side
 	defer s.Close()
-	opt := session.DebugRun(*sa.seed, sch, at)
-	res, err := s.Prepared().Run(ctx, opt)
+	d, err := s.Debug(ctx, session.DebugOptions{Seed: *sa.seed, Schedule: sch, From: from, At: at})
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		b, err := json.Marshal(session.NewDebugReport(res, from))
+		b, err := json.Marshal(d.Report())
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s\n", b)
 		return nil
 	}
-	s.WriteDebug(stdout, res, at, sch, from)
+	d.Write(stdout)
 	return nil
 }

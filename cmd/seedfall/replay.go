@@ -28,19 +28,14 @@ func replayCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	worldsAtOnce(1) // after Prepare, which compiles programs side by side
 	defer s.Close()
-	seed := sa.seed
-	res, err := s.Prepared().Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch, GuestProfile: gprof.profile(), Mutant: sa.mut})
+	r, err := s.Replay(ctx, engine.RunOptions{Seed: *sa.seed, Schedule: sch, GuestProfile: gprof.profile(), Mutant: sa.mut}, from)
 	if err != nil {
 		return err
 	}
 	if *asJSON {
-		writeJSON(stdout, res, from)
+		fmt.Fprintf(stdout, "%s\n", r.Report())
 	} else {
-		s.WriteReplay(stdout, res, sch, from)
-		fmt.Fprintf(stdout, "digest %s\n", res.Digest)
+		r.Write(stdout)
 	}
-	if !res.Passed {
-		return errFailed
-	}
-	return nil
+	return r.Verdict()
 }

@@ -15,20 +15,35 @@ import (
 // CauseDefaults are cause's flags' defaults, which seedfall_cause uses.
 var CauseDefaults = cause.Options{Moments: 16, Branches: 8, Parallel: 2}
 
-// FindCause is cause.Find, with an error that says so when Ctrl-C stopped
-// the seed's first run.
-func (s *Session) FindCause(ctx context.Context, seed uint64, sch *faults.Schedule, opt cause.Options) (*cause.Result, error) {
+// Cause is when a failing seed's failure became inevitable (cause.Find),
+// with what it started from: the text cause prints and its -json object.
+type Cause struct {
+	*cause.Result
+	s    *Session
+	seed uint64
+	sch  *faults.Schedule
+	from string
+	opt  cause.Options
+}
+
+// Cause forks a failing run of seed, with the schedule sch from from (nil
+// and "": the seed's own faults), at many moments, as opt says. Its error
+// says so when Ctrl-C stopped the seed's first run.
+func (s *Session) Cause(ctx context.Context, seed uint64, sch *faults.Schedule, from string, opt cause.Options) (*Cause, error) {
 	res, err := cause.Find(ctx, s.p, seed, sch, opt)
 	if err != nil && Interrupted(ctx) {
 		return nil, fmt.Errorf("%w before seed %d's run finished: nothing established", ErrInterrupted, seed)
 	}
-	return res, err
+	if err != nil {
+		return nil, err
+	}
+	return &Cause{Result: res, s: s, seed: seed, sch: sch, from: from, opt: opt}, nil
 }
 
-// CauseVerdict is the command's outcome as an error: the seed fails, or
+// Verdict is the command's outcome as an error: the seed fails, or
 // Ctrl-C stopped the search.
-func CauseVerdict(res *cause.Result) error {
-	if res.Interrupted {
+func (c *Cause) Verdict() error {
+	if c.Interrupted {
 		return ErrInterrupted
 	}
 	return ErrFailed
@@ -55,7 +70,9 @@ type CauseMoment struct {
 	Verdict string `json:"verdict"`
 }
 
-func NewCauseReport(res *cause.Result, from string) CauseReport {
+// Report is cause -json's object.
+func (c *Cause) Report() CauseReport {
+	res, from := c.Result, c.from
 	out := CauseReport{Failure: results.NewLine(res.Failure, from), AfterNs: int64(res.After), InevitableNs: int64(res.Inevitable), Faults: res.Faults,
 		Runs: res.Runs, Steps: res.Steps, Interrupted: res.Interrupted}
 	for _, m := range res.Moments {
@@ -71,10 +88,11 @@ func NewCauseReport(res *cause.Result, from string) CauseReport {
 	return out
 }
 
-// WriteCause writes cause's table for a person: the moments forked, when
+// Write writes cause's table for a person: the moments forked, when
 // the failure became inevitable, what happened just before, and the
 // debug command that shows the world at both ends.
-func (s *Session) WriteCause(w io.Writer, seed uint64, sch *faults.Schedule, from string, opt cause.Options, res *cause.Result) {
+func (c *Cause) Write(w io.Writer) {
+	s, seed, sch, from, opt, res := c.s, c.seed, c.sch, c.from, c.opt, c.Result
 	f := res.Failure
 	if from != "" {
 		fmt.Fprintf(w, "seed %d, %s from %s\n", seed, Plural(len(sch.Faults), "fault"), from)

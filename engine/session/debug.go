@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -37,7 +38,9 @@ type DebugReport struct {
 	Faults []faults.Fault  `json:"faults"`
 }
 
-func NewDebugReport(res *engine.Result, from string) DebugReport {
+// Report is debug -json's object.
+func (d *Debug) Report() DebugReport {
+	res, from := d.Result, d.from
 	rep := DebugReport{Seed: res.Seed, State: res.State, States: res.States, Faults: slices.Clip(res.Schedule.Faults)}
 	if rep.Faults == nil {
 		rep.Faults = []faults.Fault{}
@@ -53,10 +56,10 @@ func NewDebugReport(res *engine.Result, from string) DebugReport {
 // before it.
 func stoppedBefore(res *engine.Result) bool { return !res.Stopped }
 
-// WriteDebug prints the world at the moments at (sorted) of res, a run
-// with StopAt at the last and StatesAt at the others: each with the
-// faults so far then, and how the run ended if it ended before one.
-func (s *Session) WriteDebug(w io.Writer, res *engine.Result, at []time.Duration, sch *faults.Schedule, from string) {
+// Write prints the world at the moments asked: each with the faults so
+// far then, and how the run ended if it ended before one.
+func (d *Debug) Write(w io.Writer) {
+	s, res, at, sch, from := d.s, d.Result, d.at, d.sch, d.from
 	WriteSource(w, res.Seed, sch, from)
 	for _, st := range res.States {
 		st.Write(w, res.Schedule.Before(st.At+1)) // the faults so far then
@@ -71,8 +74,38 @@ func (s *Session) WriteDebug(w io.Writer, res *engine.Result, at []time.Duration
 	res.State.Write(w, res.Schedule)
 }
 
-// DebugRun is the run that shows the moments at (sorted, distinct): it
-// stops at the last and looks at the others on the way.
-func DebugRun(seed uint64, sch *faults.Schedule, at []time.Duration) engine.RunOptions {
-	return engine.RunOptions{Seed: seed, Schedule: sch, StopAt: at[len(at)-1], State: true, StatesAt: at[:len(at)-1]}
+// DebugOptions say which seed's world debug shows, and when.
+type DebugOptions struct {
+	Seed     uint64
+	Schedule *faults.Schedule // nil: the faults the seed draws
+	From     string           // the file Schedule came from, for the result
+	At       []time.Duration  // the moments to show, sorted and distinct
+	// Run, if not nil, runs the seed instead of the session's prepared
+	// world: seedfall mcp forks a look at a seed again from a recording
+	// of its run (engine.Recordings).
+	Run func(ctx context.Context, opt engine.RunOptions) (*engine.Result, error)
+}
+
+// Debug is a run of a seed stopped to look at the world at some moments.
+type Debug struct {
+	*engine.Result
+	s    *Session
+	at   []time.Duration
+	sch  *faults.Schedule
+	from string
+}
+
+// Debug runs a seed to the last of o.At and looks at the others on the
+// way.
+func (s *Session) Debug(ctx context.Context, o DebugOptions) (*Debug, error) {
+	opt := engine.RunOptions{Seed: o.Seed, Schedule: o.Schedule, StopAt: o.At[len(o.At)-1], State: true, StatesAt: o.At[:len(o.At)-1]}
+	run := s.p.Run
+	if o.Run != nil {
+		run = o.Run
+	}
+	res, err := run(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &Debug{Result: res, s: s, at: o.At, sch: o.Schedule, from: o.From}, nil
 }

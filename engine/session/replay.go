@@ -1,16 +1,55 @@
 package session
 
 import (
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/results"
 )
 
-// WriteReplay prints a replayed run for a person, but for its digest:
-// where its faults came from, the faults, the verdict and the properties.
-func (s *Session) WriteReplay(w io.Writer, res *engine.Result, sch *faults.Schedule, from string) {
+// Replay is a seed's run replayed, with where its faults came from.
+type Replay struct {
+	*engine.Result
+	s    *Session
+	sch  *faults.Schedule
+	from string
+}
+
+// Replay runs a seed as opt says; from names the file opt.Schedule came
+// from ("" for the faults the seed draws).
+func (s *Session) Replay(ctx context.Context, opt engine.RunOptions, from string) (*Replay, error) {
+	res, err := s.p.Run(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &Replay{Result: res, s: s, sch: opt.Schedule, from: from}, nil
+}
+
+// Write prints the run for a person, as replay does: WriteRun, then the
+// trace's digest.
+func (r *Replay) Write(w io.Writer) {
+	r.WriteRun(w)
+	fmt.Fprintf(w, "digest %s\n", r.Digest)
+}
+
+// Report is replay -json's line (results.Line).
+func (r *Replay) Report() []byte { return results.Marshal(r.Result, r.from, Version()) }
+
+// Verdict is the run's outcome as an error: ErrFailed when it failed.
+func (r *Replay) Verdict() error {
+	if !r.Passed {
+		return ErrFailed
+	}
+	return nil
+}
+
+// WriteRun prints the run for a person, but for its digest: where its
+// faults came from, the faults, the verdict and the properties.
+func (r *Replay) WriteRun(w io.Writer) {
+	s, res, sch, from := r.s, r.Result, r.sch, r.from
 	WriteSource(w, res.Seed, sch, from)
 	WriteMutantLine(w, res)
 	for i, f := range res.Schedule.Faults {

@@ -610,12 +610,13 @@ func toolReplay(c *toolCall, in replayIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.Prepared().Run(c.ctx, engine.RunOptions{Seed: in.Seed, Schedule: sch})
+	r, err := s.Replay(c.ctx, engine.RunOptions{Seed: in.Seed, Schedule: sch}, from)
 	if err != nil {
 		return nil, err
 	}
+	res := r.Result
 	rep := replayReport{Line: results.NewLine(res, from), Faults: describeFaults(res.Schedule.Faults), LastLines: []string{}}
-	s.WriteReplay(&c.text, res, sch, from)
+	r.WriteRun(&c.text)
 	lines := engine.TailLines(res.Lines, "", in.Tail)
 	if len(lines) > 0 {
 		fmt.Fprintf(&c.text, "last %s of the run:\n", session.Plural(len(lines), "line"))
@@ -746,12 +747,12 @@ func toolCause(c *toolCall, in seedIn) (any, error) {
 		return nil, err
 	}
 	opt := session.CauseDefaults
-	res, err := s.FindCause(c.ctx, in.Seed, sch, opt)
+	res, err := s.Cause(c.ctx, in.Seed, sch, from, opt)
 	if err != nil {
 		return nil, err
 	}
-	s.WriteCause(&c.text, in.Seed, sch, from, opt, res)
-	return session.NewCauseReport(res, from), nil
+	res.Write(&c.text)
+	return res.Report(), nil
 }
 
 func toolDebug(c *toolCall, in debugIn) (any, error) {
@@ -770,22 +771,25 @@ func toolDebug(c *toolCall, in debugIn) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt := session.DebugRun(in.Seed, sch, at)
-	p := s.Prepared()
+	o := session.DebugOptions{Seed: in.Seed, Schedule: sch, From: from, At: at}
 	if sch != nil && len(at) == 1 {
 		// Looking at one seed again forks from a recording of its run.
-		p = c.srv.sameWorld(p)
-		opt.From = c.srv.forks.Look(c.ctx, p, in.Seed, sch, at[0])
+		p := c.srv.sameWorld(s.Prepared())
+		o.Run = func(ctx context.Context, opt engine.RunOptions) (*engine.Result, error) {
+			opt.From = c.srv.forks.Look(ctx, p, in.Seed, sch, at[0])
+			res, err := p.Run(ctx, opt)
+			if err == nil {
+				c.srv.forks.Ran(p, in.Seed, sch, res)
+			}
+			return res, err
+		}
 	}
-	res, err := p.Run(c.ctx, opt)
+	d, err := s.Debug(c.ctx, o)
 	if err != nil {
 		return nil, err
 	}
-	if sch != nil && len(at) == 1 {
-		c.srv.forks.Ran(p, in.Seed, sch, res)
-	}
-	s.WriteDebug(&c.text, res, at, sch, from)
-	return session.NewDebugReport(res, from), nil
+	d.Write(&c.text)
+	return d.Report(), nil
 }
 
 // parseSeeds reads seeds as run's -seeds does: "7", "1-500" or "2-3,9".
