@@ -193,7 +193,7 @@ func firstLine(s string) string {
 // (.seedfall/ for seedfall.json; what replay, shrink and cause read by
 // default), the k-th as seed-N.k.faults.json. A shrunk schedule or another
 // world's already there is kept, and the failure written as
-// seed-N[.k].explore.faults.json instead (saveKeeping).
+// seed-N[.k].explore.faults.json instead (engine.SaveKeeping).
 // A failure in another world than -c's (a strategy may change it, as
 // swarm does) has its world saved next to it, as seed-N[.k].world.json.
 // It returns the schedule's path and the command that replays the failure.

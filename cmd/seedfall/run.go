@@ -24,9 +24,9 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	gprof := guestProfileFlag(fs) // guestprofile.go
 	reportPath := fs.String("report", "", "write an HTML report of the sweep to this file")
 	withPinned := fs.Bool("pinned", true, "replay the regressions pinned next to the config (seedfall pin) before the seeds")
-	cov := coverageFlags(fs) // results_sweep.go
+	cov := coverageFlags(fs) // results_flags.go
 	shardSpec := fs.String("shard", "", "run the K-th of N parts of the seeds, as K/N (seed i of the list, from 0, is in part i mod N + 1), or auto under a Slurm array or a Kubernetes Indexed Job")
-	ra := resultsFlags(fs, "write the results to this `dir`, for seedfall merge and -baseline (with -shard: to DIR/shard-K-of-N)") // results_sweep.go
+	ra := resultsFlags(fs, "write the results to this `dir`, for seedfall merge and -baseline (with -shard: to DIR/shard-K-of-N)") // results_flags.go
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -193,7 +193,7 @@ func readScheduleReport(file string) (*FaultsReport, error) {
 
 // readSchedule reads -faults, else the seed's saved schedule next to the
 // config. It returns a nil schedule, and where to save the seed's own
-// faults, when there is no file to start from. Unlike loadSchedule it does
+// faults, when there is no file to start from. Unlike LoadSchedule it does
 // not check the faults: an edit may be what fixes them, and Check runs on
 // the result.
 func (s *Session) readSchedule(path string, seed uint64, hasOut bool) (*faults.Schedule, string, error) {

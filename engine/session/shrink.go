@@ -44,8 +44,8 @@ type Shrunk struct {
 }
 
 // Shrink shrinks a failing seed's schedule and saves the result where
-// replay looks, unless a schedule it must keep is there (engine.SaveKeeping): a
-// note on the session's stderr says so.
+// replay looks, unless a schedule it must keep is there
+// (engine.SaveKeeping): a note on the session's notes says so.
 func (s *Session) Shrink(ctx context.Context, o ShrinkOptions) (*Shrunk, error) {
 	start, from, err := s.LoadSchedule(o.File, o.Seed)
 	if err != nil {

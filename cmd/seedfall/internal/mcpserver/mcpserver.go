@@ -524,7 +524,7 @@ type seedFailure struct {
 // the structured result (the text details as many as seedfall run does).
 const mcpDetailedFailures = 20
 
-// toolRun is seedfall run: the same sweep (sweepSeeds), printed to the
+// toolRun is seedfall run: the same sweep (session.Session.Sweep), printed to the
 // call's text as run prints it, with its coverage, triage, report, JUnit
 // file and results directory.
 func toolRun(c *toolCall, in runIn) (any, error) {
