@@ -3,13 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
-
-	"github.com/seedfall/seedfall/engine"
 )
 
 func init() {
@@ -41,32 +36,10 @@ func pinCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	worldsAtOnce(1) // after Prepare, which compiles programs side by side
 	defer s.Close()
-	seed := sa.seed
-	path := filepath.Join(s.World().Dir, session.RegressionsDir, *name+".faults.json")
-	if _, err := os.Stat(path); err == nil {
-		return fmt.Errorf("%s already exists; choose another -name, or remove it first", displayPath(path))
-	}
-	res, err := s.Prepared().Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch})
+	pin, err := s.Pin(ctx, *sa.seed, sch, *name)
 	if err != nil {
 		return err
 	}
-	if res.Passed {
-		return fmt.Errorf("seed %d passes (%s): only a failing run can be pinned as a regression", *seed, res.Reason)
-	}
-	// Pin what the run did: the faults that happened, and the schedule's
-	// branches and shrink record, so the regression replays the same run.
-	pinned := *res.Schedule
-	if sch != nil {
-		pinned.Duration, pinned.ShrunkFrom, pinned.ShrinkRuns = sch.Duration, sch.ShrunkFrom, sch.ShrinkRuns
-	}
-	pinned.Config = s.ConfigName()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	if err := pinned.Save(path); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "pinned seed %d (%s: %s) as %s\n", *seed, res.Class, res.Reason, displayPath(path))
-	fmt.Fprintf(stdout, "seedfall run %s replays it before any new seed\n", s.Args())
+	pin.Write(stdout)
 	return nil
 }

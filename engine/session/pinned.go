@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -89,4 +90,49 @@ func WritePinnedTotal(w io.Writer, asJSON bool, n, failing int) {
 	if !asJSON && n > 0 {
 		fmt.Fprintf(w, "%s: %d pass, %d still fail\n", Plural(n, "pinned regression"), n-failing, failing)
 	}
+}
+
+// Pin is a failing seed's run kept as a regression, which a sweep replays
+// before any new seed (RunPinned).
+type Pin struct {
+	*engine.Result
+	Path string // the file written
+	args string
+}
+
+// Pin runs seed with the schedule sch (nil: the faults the seed draws)
+// and keeps what the run did as the regression name, next to the world
+// file; a seed that passes, or a name already taken, is refused.
+func (s *Session) Pin(ctx context.Context, seed uint64, sch *faults.Schedule, name string) (*Pin, error) {
+	path := filepath.Join(s.w.Dir, RegressionsDir, name+".faults.json")
+	if _, err := os.Stat(path); err == nil {
+		return nil, fmt.Errorf("%s already exists; choose another -name, or remove it first", DisplayPath(path))
+	}
+	res, err := s.p.Run(ctx, engine.RunOptions{Seed: seed, Schedule: sch})
+	if err != nil {
+		return nil, err
+	}
+	if res.Passed {
+		return nil, fmt.Errorf("seed %d passes (%s): only a failing run can be pinned as a regression", seed, res.Reason)
+	}
+	// Pin what the run did: the faults that happened, and the schedule's
+	// branches and shrink record, so the regression replays the same run.
+	pinned := *res.Schedule
+	if sch != nil {
+		pinned.Duration, pinned.ShrunkFrom, pinned.ShrinkRuns = sch.Duration, sch.ShrunkFrom, sch.ShrinkRuns
+	}
+	pinned.Config = s.ConfigName()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	if err := pinned.Save(path); err != nil {
+		return nil, err
+	}
+	return &Pin{Result: res, Path: path, args: s.args}, nil
+}
+
+// Write says what was pinned, and how it runs.
+func (p *Pin) Write(w io.Writer) {
+	fmt.Fprintf(w, "pinned seed %d (%s: %s) as %s\n", p.Seed, p.Class, p.Reason, DisplayPath(p.Path))
+	fmt.Fprintf(w, "seedfall run %s replays it before any new seed\n", p.args)
 }
