@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
 
 	"github.com/seedfall/seedfall/engine/cause"
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 func init() {

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
 	"slices"
+
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 func init() {

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/seedfall/seedfall/engine"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,7 +12,7 @@ import (
 	sl "go.starlark.net/starlark"
 
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/fsutil"
+	"github.com/seedfall/seedfall/engine/session"
 	"github.com/seedfall/seedfall/starlark"
 )
 
@@ -136,7 +132,7 @@ func printExploration(s *session.Session, w io.Writer, x *starlark.Exploration, 
 	replays := map[*starlark.Run]string{}
 	for _, r := range x.Failures {
 		perSeed[r.Seed]++
-		_, cmd, err := saveFailure(s, r, perSeed[r.Seed])
+		_, cmd, err := s.SaveExplored(r.Result, r.World.World(), perSeed[r.Seed])
 		if err != nil {
 			return err
 		}
@@ -164,7 +160,7 @@ func writeExploration(s *session.Session, w io.Writer, x *starlark.Exploration) 
 	perSeed := map[uint64]int{}
 	for _, r := range x.Failures {
 		perSeed[r.Seed]++
-		path, _, err := saveFailure(s, r, perSeed[r.Seed])
+		path, _, err := s.SaveExplored(r.Result, r.World.World(), perSeed[r.Seed])
 		if err != nil {
 			return err
 		}
@@ -186,55 +182,4 @@ func describeBranch(b faults.Branch) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
-}
-
-// saveFailure writes a failure's schedule where replay finds it: the first
-// failure of seed N as seed-N.faults.json in the world's artifact directory
-// (.seedfall/ for seedfall.json; what replay, shrink and cause read by
-// default), the k-th as seed-N.k.faults.json. A shrunk schedule or another
-// world's already there is kept, and the failure written as
-// seed-N[.k].explore.faults.json instead (engine.SaveKeeping).
-// A failure in another world than -c's (a strategy may change it, as
-// swarm does) has its world saved next to it, as seed-N[.k].world.json.
-// It returns the schedule's path and the command that replays the failure.
-func saveFailure(s *session.Session, r *starlark.Run, k int) (string, string, error) {
-	base := fmt.Sprintf("seed-%d", r.Seed)
-	if k > 1 {
-		base += fmt.Sprintf(".%d", k)
-	}
-	dir := artifactDir(s.World())
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", err
-	}
-	sch := *r.Result.Schedule
-	sch.Config = s.ConfigName()
-	worldArgs := s.Args()
-	own, err := s.World().Resolved(true)
-	if err != nil {
-		return "", "", err
-	}
-	theirs, err := r.World.World().Resolved(true)
-	if err != nil {
-		return "", "", err
-	}
-	// A world of its own is named after the schedule that needs it, so
-	// that a schedule kept in place keeps its world too.
-	var worldOf func(string) string
-	if !bytes.Equal(own, theirs) {
-		worldOf = func(p string) string { return strings.TrimSuffix(p, ".faults.json") + ".world.json" }
-	}
-	sv, err := engine.SaveKeeping(filepath.Join(dir, base+".faults.json"), "explore", &sch, "", worldOf)
-	if err != nil {
-		return "", "", err
-	}
-	s.NoteSaved(sv)
-	if worldOf != nil {
-		wpath := worldOf(sv.Path)
-		if err := fsutil.WriteFile(wpath, theirs, 0o644); err != nil {
-			return "", "", err
-		}
-		worldArgs = "-c " + shellQuote(displayPath(wpath))
-	}
-	path := displayPath(sv.Path)
-	return path, fmt.Sprintf("seedfall replay %s -seed %d -faults %s", worldArgs, r.Seed, shellQuote(path)), nil
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
 	"strconv"
 
 	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 func init() {

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/disk"
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 // inspectCmd runs a seed and shows each disk as the run left it: its

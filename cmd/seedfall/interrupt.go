@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 // errInterrupted is the cause of a context Ctrl-C cancelled. A command

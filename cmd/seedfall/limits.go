@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"runtime"
+
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 // maxParallel bounds -parallel (session.MaxParallel).

@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
+
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 func logsCmd(args []string, stdout, stderr io.Writer) error {

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 // usage lists every command's synopsis, in the order commands lists them.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/seedfall/seedfall/cmd/seedfall/internal/mcpserver"
 	"io"
 	"os"
 	"os/exec"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/seedfall/seedfall/cmd/seedfall/internal/mcpserver"
 	"github.com/seedfall/seedfall/engine/results"
 )
 

@@ -3,12 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
 	"path/filepath"
 	"time"
 
 	"github.com/seedfall/seedfall/engine/results"
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 func init() {

@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/seedfall/seedfall/engine"
-	"github.com/seedfall/seedfall/engine/results"
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 func init() {
@@ -52,30 +51,5 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	defer s.Close()
 
-	path := *out
-	if path == "" {
-		path = filepath.Join(artifactDir(s.World()), "report.html")
-	}
-	rep := s.SweepReport(path)
-	// Each seed runs as replay runs it: with its saved schedule (a shrunk
-	// or edited one, say) when there is one, so the page shows what its
-	// replay command shows.
-	replayFaults := ""
-	if *faultsFile != "" { // with -seed
-		_, from, err := s.LoadSchedule(*faultsFile, *seed)
-		if err != nil {
-			return err
-		}
-		replayFaults = " -faults " + shellQuote(from)
-	}
-	ran, err := s.SweepSeeds(ctx, list, *parallel, func(seed uint64) (engine.RunOptions, error) {
-		sch, _, err := s.LoadSchedule(*faultsFile, seed)
-		return engine.RunOptions{Seed: seed, Schedule: sch}, err
-	}, func(res *engine.Result) {
-		rep.Add(results.NewRecord(res, "", ""), s.ReplayCommand(res.Seed)+replayFaults)
-	})
-	if err != nil {
-		return err
-	}
-	return rep.Finish(stdout, stderr, interrupted(ctx) && ran < list.Len(), ran, list.Len())
+	return s.Report(ctx, session.ReportOptions{List: list, Faults: *faultsFile, Path: *out, Parallel: *parallel}, stdout, stderr)
 }

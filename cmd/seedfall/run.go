@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
 	"os"
 	"runtime/pprof"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/results"
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 func runCmd(args []string, stdout, stderr io.Writer) error {

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
 	"runtime"
 	"time"
 
+	"github.com/seedfall/seedfall/engine/session"
 	"github.com/seedfall/seedfall/engine/shrink"
 )
 

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/seedfall/seedfall/engine/session"
 	"io"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 // stoppedEarly reports whether res is a run that RunOptions.StopAt ended:

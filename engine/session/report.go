@@ -2,12 +2,14 @@ package session
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/engine/results"
 	"github.com/seedfall/seedfall/engine/results/report"
@@ -146,4 +148,45 @@ func (r *SweepReport) write(w io.Writer) error {
 	fmt.Fprintf(w, "report %s: %s, %d passed, %d failed%s\n", DisplayPath(r.path),
 		Plural(r.sum.Total, "seed"), r.sum.Passed, r.failed.n, &r.failed)
 	return nil
+}
+
+// ReportOptions say which seeds the HTML report of the report command
+// shows, and where it goes.
+type ReportOptions struct {
+	List     engine.Seeds
+	Faults   string // the schedule to apply to the one seed of List; "": each seed's saved one, if any
+	Path     string // the page; "": report.html in the world's artifact directory
+	Parallel int
+}
+
+// Report runs the seeds of o.List, each as replay runs it, and writes the
+// HTML report of them, saying where to stdout; when Ctrl-C stopped it,
+// the page notes it, stderr hears it and Report returns ErrInterrupted.
+func (s *Session) Report(ctx context.Context, o ReportOptions, stdout, stderr io.Writer) error {
+	path := o.Path
+	if path == "" {
+		path = filepath.Join(engine.ArtifactDir(s.w), "report.html")
+	}
+	rep := s.SweepReport(path)
+	// Each seed runs as replay runs it: with its saved schedule (a shrunk
+	// or edited one, say) when there is one, so the page shows what its
+	// replay command shows.
+	replayFaults := ""
+	if o.Faults != "" { // with -seed
+		_, from, err := s.LoadSchedule(o.Faults, o.List.At(0))
+		if err != nil {
+			return err
+		}
+		replayFaults = " -faults " + ShellQuote(from)
+	}
+	ran, err := s.SweepSeeds(ctx, o.List, o.Parallel, func(seed uint64) (engine.RunOptions, error) {
+		sch, _, err := s.LoadSchedule(o.Faults, seed)
+		return engine.RunOptions{Seed: seed, Schedule: sch}, err
+	}, func(res *engine.Result) {
+		rep.Add(results.NewRecord(res, "", ""), s.ReplayCommand(res.Seed)+replayFaults)
+	})
+	if err != nil {
+		return err
+	}
+	return rep.Finish(stdout, stderr, Interrupted(ctx) && ran < o.List.Len(), ran, o.List.Len())
 }
