@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -14,7 +12,7 @@ import (
 	sl "go.starlark.net/starlark"
 
 	"github.com/seedfall/seedfall/engine/faults"
-	"github.com/seedfall/seedfall/engine/fsutil"
+	"github.com/seedfall/seedfall/engine/session"
 	"github.com/seedfall/seedfall/starlark"
 )
 
@@ -57,9 +55,9 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return stoppedBy(ctx, err)
 	}
-	defer s.close()
-	env := starlark.NewEnv(starlark.Options{Engine: s.e, Stdout: stdout, Parallel: *parallel, MaxSteps: *maxSteps, StepsFlag: "-max-steps"})
-	wv, err := starlark.WorldValue(s.w)
+	defer s.Close()
+	env := starlark.NewEnv(starlark.Options{Engine: s.Engine(), Stdout: stdout, Parallel: *parallel, MaxSteps: *maxSteps, StepsFlag: "-max-steps"})
+	wv, err := starlark.WorldValue(s.World())
 	if err != nil {
 		return err
 	}
@@ -108,9 +106,9 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%s", starlark.ScriptError(err))
 	}
 	if *asJSON {
-		err = s.writeExploration(stdout, x)
+		err = writeExploration(s, stdout, x)
 	} else {
-		err = s.printExploration(stdout, x, time.Since(start))
+		err = printExploration(s, stdout, x, time.Since(start))
 	}
 	if x.StoppedBy == "interrupted" && (err == nil || errors.Is(err, errFailed)) {
 		if *asJSON {
@@ -123,7 +121,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 
 // printExploration saves every failure's schedule and prints them, the
 // best with its trace.
-func (s *session) printExploration(w io.Writer, x *starlark.Exploration, took time.Duration) error {
+func printExploration(s *session.Session, w io.Writer, x *starlark.Exploration, took time.Duration) error {
 	why := map[string]string{"budget": "the budget is spent", "strategy": "the strategy ended", "interrupted": "interrupted"}[x.StoppedBy]
 	if len(x.Failures) == 0 {
 		fmt.Fprintf(w, "no failure in %s (%s, %s; %s)\n", plural(x.Runs, "run"), x.Strategy, wallTime(int64(took)), why)
@@ -134,7 +132,7 @@ func (s *session) printExploration(w io.Writer, x *starlark.Exploration, took ti
 	replays := map[*starlark.Run]string{}
 	for _, r := range x.Failures {
 		perSeed[r.Seed]++
-		_, cmd, err := s.saveFailure(r, perSeed[r.Seed])
+		_, cmd, err := s.SaveExplored(r.Result, r.World.World(), perSeed[r.Seed])
 		if err != nil {
 			return err
 		}
@@ -150,7 +148,7 @@ func (s *session) printExploration(w io.Writer, x *starlark.Exploration, took ti
 	}
 	best := x.Best()
 	fmt.Fprintf(w, "best (fewest faults and branches, soonest):\n")
-	s.printVerdict(w, best.Result, replays[best])
+	s.WriteVerdict(w, best.Result, replays[best])
 	for _, b := range best.Result.Schedule.Branches {
 		fmt.Fprintf(w, "  branch at %s: %s\n", b.At, describeBranch(b))
 	}
@@ -158,11 +156,11 @@ func (s *session) printExploration(w io.Writer, x *starlark.Exploration, took ti
 }
 
 // writeExploration saves every failure and prints it as a JSON line.
-func (s *session) writeExploration(w io.Writer, x *starlark.Exploration) error {
+func writeExploration(s *session.Session, w io.Writer, x *starlark.Exploration) error {
 	perSeed := map[uint64]int{}
 	for _, r := range x.Failures {
 		perSeed[r.Seed]++
-		path, _, err := s.saveFailure(r, perSeed[r.Seed])
+		path, _, err := s.SaveExplored(r.Result, r.World.World(), perSeed[r.Seed])
 		if err != nil {
 			return err
 		}
@@ -184,55 +182,4 @@ func describeBranch(b faults.Branch) string {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
-}
-
-// saveFailure writes a failure's schedule where replay finds it: the first
-// failure of seed N as seed-N.faults.json in the world's artifact directory
-// (.seedfall/ for seedfall.json; what replay, shrink and cause read by
-// default), the k-th as seed-N.k.faults.json. A shrunk schedule or another
-// world's already there is kept, and the failure written as
-// seed-N[.k].explore.faults.json instead (saveKeeping).
-// A failure in another world than -c's (a strategy may change it, as
-// swarm does) has its world saved next to it, as seed-N[.k].world.json.
-// It returns the schedule's path and the command that replays the failure.
-func (s *session) saveFailure(r *starlark.Run, k int) (string, string, error) {
-	base := fmt.Sprintf("seed-%d", r.Seed)
-	if k > 1 {
-		base += fmt.Sprintf(".%d", k)
-	}
-	dir := artifactDir(s.w)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", err
-	}
-	sch := *r.Result.Schedule
-	sch.Config = s.configName()
-	worldArgs := s.args
-	own, err := s.w.Resolved(true)
-	if err != nil {
-		return "", "", err
-	}
-	theirs, err := r.World.World().Resolved(true)
-	if err != nil {
-		return "", "", err
-	}
-	// A world of its own is named after the schedule that needs it, so
-	// that a schedule kept in place keeps its world too.
-	var worldOf func(string) string
-	if !bytes.Equal(own, theirs) {
-		worldOf = func(p string) string { return strings.TrimSuffix(p, ".faults.json") + ".world.json" }
-	}
-	sv, err := s.saveKeeping(filepath.Join(dir, base+".faults.json"), "explore", &sch, "", worldOf)
-	if err != nil {
-		return "", "", err
-	}
-	s.noteSaved(sv)
-	if worldOf != nil {
-		wpath := worldOf(sv.path)
-		if err := fsutil.WriteFile(wpath, theirs, 0o644); err != nil {
-			return "", "", err
-		}
-		worldArgs = "-c " + shellQuote(displayPath(wpath))
-	}
-	path := displayPath(sv.path)
-	return path, fmt.Sprintf("seedfall replay %s -seed %d -faults %s", worldArgs, r.Seed, shellQuote(path)), nil
 }

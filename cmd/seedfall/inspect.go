@@ -9,6 +9,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/disk"
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 // inspectCmd runs a seed and shows each disk as the run left it: its
@@ -32,22 +33,22 @@ func inspectCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	worldsAtOnce(1) // after Prepare, which compiles programs side by side
-	defer s.close()
+	defer s.Close()
 	seed := sa.seed
-	if *node != "" && s.w.Program(*node) == nil {
+	if *node != "" && s.World().Program(*node) == nil {
 		var names []string
-		for _, p := range s.w.Programs() {
+		for _, p := range s.World().Programs() {
 			names = append(names, p.Name)
 		}
-		return fmt.Errorf("-node %q is not in %s (it has %s)", *node, s.cfg, strings.Join(names, ", "))
+		return fmt.Errorf("-node %q is not in %s (it has %s)", *node, s.Config(), strings.Join(names, ", "))
 	}
-	res, err := s.p.Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch, StopAt: *at, KeepDisks: true, Mutant: sa.mut})
+	res, err := s.Prepared().Run(ctx, engine.RunOptions{Seed: *seed, Schedule: sch, StopAt: *at, KeepDisks: true, Mutant: sa.mut})
 	if err != nil {
 		return err
 	}
-	printSource(stdout, *seed, sch, from)
-	printMutantLine(stdout, res)
-	s.printStopVerdict(stdout, res, *at) // stopped.go
+	session.WriteSource(stdout, *seed, sch, from)
+	session.WriteMutantLine(stdout, res)
+	printStopVerdict(s, stdout, res, *at) // stopped.go
 	for _, nd := range res.Disks {
 		if *node == "" || nd.Node == *node {
 			writeDisk(stdout, nd.Node, nd.Disk, time.Duration(res.SimNs))

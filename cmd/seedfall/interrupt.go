@@ -2,19 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 // errInterrupted is the cause of a context Ctrl-C cancelled. A command
 // returns it bare once it has printed and written what finished before;
 // wrapped (a run of seed 3 stopped at 1.2s: interrupted), it says where
 // the command was when nothing had finished.
-var errInterrupted = errors.New("interrupted")
+var errInterrupted = session.ErrInterrupted
 
 // onInterrupt returns a context the first SIGINT or SIGTERM cancels, with
 // errInterrupted as its cause: the runs in flight stop within a moment,
@@ -48,9 +49,7 @@ func onInterrupt(ctx context.Context, _ io.Writer) (_ context.Context, stop func
 }
 
 // interrupted reports whether ctx was cancelled by onInterrupt's signal.
-func interrupted(ctx context.Context) bool {
-	return errors.Is(context.Cause(ctx), errInterrupted)
-}
+func interrupted(ctx context.Context) bool { return session.Interrupted(ctx) }
 
 // stoppedBy is err, or, when Ctrl-C caused it (a build or a run cut short
 // before anything finished), an error that says only "interrupted".

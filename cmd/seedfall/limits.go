@@ -3,11 +3,12 @@ package main
 import (
 	"fmt"
 	"runtime"
+
+	"github.com/seedfall/seedfall/engine/session"
 )
 
-// maxParallel bounds -parallel: each world in flight holds its programs'
-// memories, so thousands at once only exhaust the host (issue 12).
-const maxParallel = 256
+// maxParallel bounds -parallel (session.MaxParallel).
+const maxParallel = session.MaxParallel
 
 // checkParallel says what is wrong with a -parallel value.
 func checkParallel(n int) error {
@@ -33,4 +34,4 @@ func worldsAtOnce(n int) {
 }
 
 // defaultParallel is one world per core, within maxParallel.
-func defaultParallel() int { return min(runtime.NumCPU(), maxParallel) }
+func defaultParallel() int { return session.DefaultParallel() }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 // usage lists every command's synopsis, in the order commands lists them.
@@ -35,7 +37,7 @@ const (
 )
 
 // errFailed means a seed failed: the output already says how.
-var errFailed = errors.New("a seed failed")
+var errFailed = session.ErrFailed
 
 type command struct {
 	name     string

@@ -21,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/seedfall/seedfall/cmd/seedfall/internal/mcpserver"
 	"github.com/seedfall/seedfall/engine/results"
 )
 
@@ -327,17 +328,6 @@ func TestMCPTools(t *testing.T) {
 	}
 }
 
-func TestCapText(t *testing.T) {
-	if s := capText("short", 100); s != "short" {
-		t.Errorf("capText kept %q", s)
-	}
-	long := strings.Repeat("a", 1000) + strings.Repeat("z", 1000)
-	s := capText(long, 200)
-	if !strings.HasPrefix(s, strings.Repeat("a", 100)+"\n[... 1800 bytes cut") || !strings.HasSuffix(s, "...]\n"+strings.Repeat("z", 100)) {
-		t.Errorf("capText: %s", s)
-	}
-}
-
 // TestMCPCancel cancels a long sweep and sees the server go idle, then
 // closes stdin during another and sees the server exit.
 func TestMCPCancel(t *testing.T) {
@@ -447,12 +437,12 @@ func TestMCPDebugForks(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "seedfall.json")
-	m := &mcpServer{config: cfg, root: dir, log: io.Discard}
-	m.forks.MinSaved = -1 // fork whatever it saves: the world's runs take milliseconds
-	defer m.close()
+	m := mcpserver.New(mcpserver.Options{Config: cfg, Root: dir, Log: io.Discard})
+	m.Forks().MinSaved = -1 // fork whatever it saves: the world's runs take milliseconds
+	defer m.Close()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := m.server().Connect(ctx, st, nil)
+	ss, err := m.Server().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +501,7 @@ func TestMCPDebugForks(t *testing.T) {
 			t.Errorf("at %s: %d states before the last", at, len(states))
 		}
 	}
-	if n := m.forks.Forked(); n == 0 {
+	if n := m.Forks().Forked(); n == 0 {
 		t.Errorf("no look forked")
 	} else {
 		t.Logf("%d of 8 looks at one moment forked", n)
@@ -529,11 +519,11 @@ func TestMCPMatchesJSON(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0)) // the commands lower it, as they do in a process of their own
 	dir := copyWorld(t)
 	cfg := filepath.Join(dir, "seedfall.json")
-	m := &mcpServer{config: cfg, root: dir, log: io.Discard}
-	defer m.close()
+	m := mcpserver.New(mcpserver.Options{Config: cfg, Root: dir, Log: io.Discard})
+	defer m.Close()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := m.server().Connect(ctx, st, nil)
+	ss, err := m.Server().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine/results"
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 func init() {
@@ -48,7 +49,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m := set.Dirs[0].Meta
-	o := newSweepOutput(stdout, stderr, *asJSON, set.Total, *cov, newSweepReportOf(*reportPath, m.World.Name, m.World.Args, m.Seedfall, m.Nodes), m.World, *ra.junit)
+	o := session.NewSweepOutput(stdout, stderr, *asJSON, set.Total, *cov, session.NewSweepReport(*reportPath, m.World.Name, m.World.Args, m.Seedfall, m.Nodes), m.World, *ra.junit)
 	o.Baseline, o.Findings = base, base.Findings()
 	if *ra.out != "" {
 		for _, d := range set.Dirs {
@@ -74,7 +75,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 			if err := json.Unmarshal(rec.Result, &r.Line); err != nil {
 				return fmt.Errorf("%s: %v", filepath.Join(d.Path, results.PinnedFile), err)
 			}
-			printPinned(stdout, *asJSON, rec, &r.Line)
+			session.WritePinned(stdout, *asJSON, rec, &r.Line)
 			o.Pinned(rec, &r)
 			pinned++
 			if !r.Line.Passed {
@@ -82,18 +83,18 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	printPinnedTotal(stdout, *asJSON, pinned, pinnedFailing)
+	session.WritePinnedTotal(stdout, *asJSON, pinned, pinnedFailing)
 	ran := 0
 	err = set.Each(func(rec *results.Record) {
 		ran++
-		o.seed(rec)
+		o.Add(rec)
 	})
 	if err != nil {
 		o.Out.Finish(nil)
 		return err
 	}
 	missing := set.Incomplete() // the merged -out is not complete either: ran < set.Total
-	err = o.finish(time.Duration(o.WallNs), false, ran, set.Total)
+	err = o.End(time.Duration(o.WallNs), false, ran, set.Total)
 	if len(missing) == 0 {
 		return err
 	}

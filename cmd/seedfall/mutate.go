@@ -10,6 +10,7 @@ import (
 
 	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/mutate"
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 func init() {
@@ -48,16 +49,16 @@ func mutateCmd(args []string, stdout, stderr io.Writer) error {
 		return stoppedBy(ctx, err)
 	}
 	worldsAtOnce(*parallel) // after Prepare, which compiles programs side by side
-	defer s.close()
+	defer s.Close()
 	start := time.Now()
 
 	// Without mutants first: a seed that fails already says nothing about
 	// a mutant. The runs also say which seeds each mutant can change.
-	ran, failed, reached, err := mutate.Reach(ctx, s.p, list, *parallel, mutants)
+	ran, failed, reached, err := mutate.Reach(ctx, s.Prepared(), list, *parallel, mutants)
 	runs := ran
 	switch {
 	case interrupted(ctx):
-		fmt.Fprintf(stderr, "%s without mutants; no mutant ran\n", interruptedLine(ran, list.Len()))
+		fmt.Fprintf(stderr, "%s without mutants; no mutant ran\n", session.InterruptedLine(ran, list.Len()))
 		return errInterrupted
 	case err != nil:
 		return err
@@ -65,7 +66,7 @@ func mutateCmd(args []string, stdout, stderr io.Writer) error {
 		if *asJSON {
 			writeJSON(stdout, failed, "")
 		} else {
-			s.printVerdict(stdout, failed, s.replayCommand(failed.Seed))
+			s.WriteVerdict(stdout, failed, s.ReplayCommand(failed.Seed))
 		}
 		return fmt.Errorf("seed %d fails without any mutant: mutate needs a world that passes its seeds, so that a failure under a mutant is the mutant's doing; fix the world, or leave the seed out of -seeds", failed.Seed)
 	}
@@ -75,13 +76,13 @@ func mutateCmd(args []string, stdout, stderr io.Writer) error {
 
 	var killed, survived, unreached []string
 	for i, m := range mutants {
-		o, err := mutate.Search(ctx, s.p, m, reached[i], *parallel)
+		o, err := mutate.Search(ctx, s.Prepared(), m, reached[i], *parallel)
 		runs += o.Runs
 		if err != nil {
 			return err
 		}
 		if o.Res != nil {
-			o.Replay = s.replayCommand(o.Seed) + " -mutant " + m.String()
+			o.Replay = s.ReplayCommand(o.Seed) + " -mutant " + m.String()
 		}
 		if interrupted(ctx) {
 			fmt.Fprintf(stderr, "interrupted while running mutant %s; %d of %s done\n", m, i, plural(len(mutants), "mutant"))
@@ -99,7 +100,7 @@ func mutateCmd(args []string, stdout, stderr io.Writer) error {
 			b, _ := json.Marshal(o)
 			fmt.Fprintf(stdout, "%s\n", b)
 		} else {
-			s.printMutant(stdout, m, o, list.Len())
+			printMutant(s, stdout, m, o, list.Len())
 		}
 	}
 	if !*asJSON {
@@ -153,13 +154,13 @@ func parseMutants(spec string) ([]engine.Mutant, error) {
 }
 
 // printMutant prints one mutant's outcome for a person.
-func (s *session) printMutant(w io.Writer, m engine.Mutant, o mutate.Outcome, total int) {
+func printMutant(s *session.Session, w io.Writer, m engine.Mutant, o mutate.Outcome, total int) {
 	name := fmt.Sprintf("%-10s", m.String())
 	switch o.Verdict {
 	case mutate.Killed:
-		fmt.Fprintf(w, "%s killed by seed %d (the %s of the %d seeds it reaches; %s)\n", name, o.Seed, ordinal(o.Runs), o.Seeds, weakenedText(m, o.Weakened))
+		fmt.Fprintf(w, "%s killed by seed %d (the %s of the %d seeds it reaches; %s)\n", name, o.Seed, ordinal(o.Runs), o.Seeds, session.WeakenedText(m, o.Weakened))
 		fmt.Fprintf(w, "  %s: %s\n", o.Class, o.Reason)
-		for _, l := range failureLines(o.Res, 4) {
+		for _, l := range o.Res.FailureLines(4) {
 			fmt.Fprintf(w, "  %s\n", l.String())
 		}
 		fmt.Fprintf(w, "  replay: %s\n", o.Replay)
@@ -168,15 +169,15 @@ func (s *session) printMutant(w io.Writer, m engine.Mutant, o mutate.Outcome, to
 			fmt.Fprintf(w, "%s survived the %s it reaches without taking effect: its draws spared every call; try more seeds or a smaller K\n", name, plural(o.Seeds, "seed"))
 			return
 		}
-		fmt.Fprintf(w, "%s survived the %s it reaches: the workload did not notice that %s (%s)\n", name, plural(o.Seeds, "seed"), m.Describe(), weakenedText(m, o.Weakened))
+		fmt.Fprintf(w, "%s survived the %s it reaches: the workload did not notice that %s (%s)\n", name, plural(o.Seeds, "seed"), m.Describe(), session.WeakenedText(m, o.Weakened))
 	default:
-		fmt.Fprintf(w, "%s not reached in %s: %s\n", name, plural(total, "seed"), s.unreachedWhy(m))
+		fmt.Fprintf(w, "%s not reached in %s: %s\n", name, plural(total, "seed"), unreachedWhy(s, m))
 	}
 }
 
 // unreachedWhy says what no seed did, so that m could not change a run.
-func (s *session) unreachedWhy(m engine.Mutant) string {
-	strict := s.w.Faults.StrictDirs
+func unreachedWhy(s *session.Session, m engine.Mutant) string {
+	strict := s.World().Faults.StrictDirs
 	switch m.Kind {
 	case engine.MutantFsync:
 		return "no program fsynced a file with unsynced data"
@@ -232,21 +233,4 @@ func (a *seedArgs) readMutant() error {
 	}
 	a.mut = m
 	return nil
-}
-
-// printMutantLine says which mutant a run of one seed ran under, and what
-// it weakened.
-func printMutantLine(w io.Writer, res *engine.Result) {
-	if res.Mutant.Kind != "" {
-		fmt.Fprintf(w, "mutant %s: %s; %s\n", res.Mutant, res.Mutant.Describe(), weakenedText(res.Mutant, res.Weakened))
-	}
-}
-
-// weakenedText says how much a mutant weakened: "12 calls weakened", "3
-// renames torn".
-func weakenedText(m engine.Mutant, n uint64) string {
-	if m.Kind == engine.MutantRename {
-		return plural(int(n), "rename") + " torn"
-	}
-	return plural(int(n), "call") + " weakened"
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/session"
 )
 
 // stoppedEarly reports whether res is a run that RunOptions.StopAt ended:
@@ -19,15 +20,15 @@ func stoppedEarly(res *engine.Result, at time.Duration) bool {
 // verdict of a run that ended before.
 //
 //	STOPPED seed 3 at t=300ms (the run was stopped here to inspect it; 12 scheduler steps, 4.1ms real)
-func (s *session) printStopVerdict(w io.Writer, res *engine.Result, at time.Duration) {
+func printStopVerdict(s *session.Session, w io.Writer, res *engine.Result, at time.Duration) {
 	switch {
 	case stoppedEarly(res, at):
 		fmt.Fprintf(w, "STOPPED seed %d at t=%s (the run was stopped here to inspect it; %d scheduler steps, %s real)\n",
 			res.Seed, simTime(res.SimNs), res.Steps, wallTime(res.WallNs))
 	case at > 0:
 		fmt.Fprintf(w, "the run ended before %v: ", at)
-		s.printVerdict(w, res, "")
+		s.WriteVerdict(w, res, "")
 	default:
-		s.printVerdict(w, res, "")
+		s.WriteVerdict(w, res, "")
 	}
 }

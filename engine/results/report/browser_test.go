@@ -28,7 +28,7 @@ func TestBrowser(t *testing.T) {
 		t.Skip("chromium is not installed (apt-get install -y chromium; .ci/run does it)")
 	}
 	ctx := context.Background()
-	w, err := world.Load("../../../../examples/kvlog/seedfall.json")
+	w, err := world.Load("../../../examples/kvlog/seedfall.json")
 	if err != nil {
 		t.Fatal(err)
 	}

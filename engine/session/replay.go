@@ -1,0 +1,79 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/results"
+)
+
+// Replay is a seed's run replayed, with where its faults came from.
+type Replay struct {
+	*engine.Result
+	s    *Session
+	sch  *faults.Schedule
+	from string
+}
+
+// Replay runs a seed as opt says; from names the file opt.Schedule came
+// from ("" for the faults the seed draws).
+func (s *Session) Replay(ctx context.Context, opt engine.RunOptions, from string) (*Replay, error) {
+	res, err := s.p.Run(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &Replay{Result: res, s: s, sch: opt.Schedule, from: from}, nil
+}
+
+// Write prints the run for a person, as replay does: WriteRun, then the
+// trace's digest.
+func (r *Replay) Write(w io.Writer) {
+	r.WriteRun(w)
+	fmt.Fprintf(w, "digest %s\n", r.Digest)
+}
+
+// Report is replay -json's line (results.Line).
+func (r *Replay) Report() []byte { return results.Marshal(r.Result, r.from, Version()) }
+
+// Verdict is the run's outcome as an error: ErrFailed when it failed.
+func (r *Replay) Verdict() error {
+	if !r.Passed {
+		return ErrFailed
+	}
+	return nil
+}
+
+// WriteRun prints the run for a person, but for its digest: where its
+// faults came from, the faults, the verdict and the properties.
+func (r *Replay) WriteRun(w io.Writer) {
+	s, res, sch, from := r.s, r.Result, r.sch, r.from
+	WriteSource(w, res.Seed, sch, from)
+	WriteMutantLine(w, res)
+	for i, f := range res.Schedule.Faults {
+		fmt.Fprintf(w, "  %-3d %s\n", i+1, faults.Describe(f))
+	}
+	s.WriteVerdict(w, res, "")
+	for _, p := range res.Properties {
+		fmt.Fprintf(w, "property %s %q: %s\n", p.Kind, p.Message, PropertyCounts(p))
+	}
+	if res.Passed && sch != nil && (sch.ShrunkFrom > 0 || sch.Duration > 0 && sch.Duration < s.w.Duration) {
+		// A shrunk schedule stops just past the failure it kept.
+		fmt.Fprintf(w, "note: this pass is within the schedule's shrunk %v: it shows that what was taken out of the schedule is needed for this failure, not that the program is fixed\n", sch.Duration)
+	}
+}
+
+// PropertyCounts says how one run fared on a property: "reached 12 times,
+// true 12", "never reached", and "FAILED" when it failed the run.
+func PropertyCounts(p engine.Property) string {
+	if p.Hits == 0 {
+		return "never reached"
+	}
+	s := fmt.Sprintf("reached %s, true %d, false %d", Plural(int(p.Hits), "time"), p.True, p.False)
+	if p.Failed {
+		s += ", FAILED"
+	}
+	return s
+}

@@ -1,0 +1,123 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/faults"
+	"github.com/seedfall/seedfall/engine/results"
+	"github.com/seedfall/seedfall/engine/world"
+)
+
+// A printed command gives the world as the user did, quoted for a shell.
+func TestCommandArgs(t *testing.T) {
+	got := CommandArgs("my world.json", "chaos", []string{"faults.crash_per_sec=0.5", "name=a b"})
+	want := `-c 'my world.json' -profile chaos -set faults.crash_per_sec=0.5 -set 'name=a b'`
+	if got != want {
+		t.Errorf("CommandArgs = %s, want %s", got, want)
+	}
+}
+
+// A sweep's output prints the failures in detail, then the summary with
+// the failing seeds, and fails; a sweep that passes does not.
+func TestSweepOutput(t *testing.T) {
+	var out, errOut bytes.Buffer
+	o := NewSweepOutput(&out, &errOut, false, 3, false, nil, results.WorldIdentity{Name: "w"}, "")
+	for seed := uint64(1); seed <= 3; seed++ {
+		res := &engine.Result{Seed: seed, Passed: seed != 2, Reason: "ok", SimNs: int64(time.Second), Steps: 10, Schedule: &faults.Schedule{Seed: seed}}
+		if !res.Passed {
+			res.Class, res.Reason = "crash", "the server exited"
+		}
+		rec := results.NewRecord(res, "", "")
+		rec.Replay = "seedfall replay -c w.json -seed 2"
+		o.Add(rec)
+	}
+	err := o.End(time.Second, false, 3, 3)
+	if !errors.Is(err, ErrFailed) {
+		t.Errorf("End = %v, want ErrFailed", err)
+	}
+	text := out.String()
+	for _, want := range []string{
+		"FAIL seed 2 at t=1s (10 scheduler steps, 0s real)\n  crash: the server exited\n  replay: seedfall replay -c w.json -seed 2\n",
+		"3 seeds: 2 passed, 1 failed (seeds 2) in 1s (3 seeds/s)\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "PASS") {
+		t.Errorf("a sweep of many seeds printed a passing one:\n%s", text)
+	}
+}
+
+// Editing a schedule needs no engine: it lists, edits, checks and writes
+// the file, and prints the command that replays the seed with it.
+func TestEditFaults(t *testing.T) {
+	w, err := world.Load(filepath.Join("..", "..", "examples", "kvlog", "seedfall.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	from := filepath.Join(dir, "in.faults.json")
+	sch := &faults.Schedule{Seed: 7, Faults: []faults.Fault{
+		{At: time.Second, Kind: "pause", Node: "server", Until: 1500 * time.Millisecond},
+		{At: 2 * time.Second, Kind: "pause", Node: "server", Until: 2500 * time.Millisecond},
+	}}
+	if err := sch.Save(from); err != nil {
+		t.Fatal(err)
+	}
+	to := filepath.Join(dir, "out.faults.json")
+	var notes bytes.Buffer
+	r, err := EditFaults(context.Background(), w, Options{Config: "w.json", Args: "-c w.json", Notes: &notes},
+		FaultsOptions{Seed: 7, File: from, Out: to, Edits: faults.Edits{Remove: []int{1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := r.Write(&text); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(text.String(), "\n")
+	if !strings.HasPrefix(lines[0], "seed 7, 1 fault from ") || !strings.HasSuffix(lines[0], ", wrote "+DisplayPath(to)) {
+		t.Errorf("header: %s", lines[0])
+	}
+	if want := "replay: seedfall replay -c w.json -seed 7 -faults " + ShellQuote(DisplayPath(to)); !strings.Contains(text.String(), want+"\n") {
+		t.Errorf("output lacks %q:\n%s", want, text.String())
+	}
+	rep, err := r.Report()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.File != DisplayPath(to) || len(rep.Faults) != 1 || !strings.Contains(rep.Faults[0], "2s") {
+		b, _ := json.Marshal(rep)
+		t.Errorf("report: %s", b)
+	}
+	if _, err := os.Stat(to); err != nil {
+		t.Errorf("not written: %v", err)
+	}
+}
+
+// The package is the engine's, for every skin: it imports none of them,
+// nor the Starlark layer (a skin loads .star worlds).
+func TestImportsNoSkin(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, skin := range []string{"/cmd/", "/starlark", "/repl"} {
+			if strings.HasPrefix(dep, "github.com/seedfall/seedfall/") && strings.Contains(dep, skin) {
+				t.Errorf("engine/session imports %s", dep)
+			}
+		}
+	}
+}
