@@ -25,7 +25,7 @@ type SweepReport struct {
 	nodes  []string
 	sum    report.Summary
 	ranges []seedSpan // the seeds that ran, in order
-	failed seedTally
+	failed results.Tally
 	cov    *results.Coverage // the sim properties over every seed, as run's table
 }
 
@@ -76,13 +76,13 @@ func (r *SweepReport) Add(rec *results.Record, replay string) {
 		r.sum.Passed++
 		return
 	}
-	r.failed.add(res.Seed)
+	r.failed.Add(res.Seed)
 	r.sum.Classes[res.Class]++
-	if r.failed.n > report.MaxListed {
+	if r.failed.N() > report.MaxListed {
 		return
 	}
 	run := report.Run{Seed: res.Seed, Class: res.Class, Reason: res.Reason, Node: res.Node, SimNs: res.SimNs, Replay: replay}
-	if r.failed.n <= report.MaxDetailed {
+	if r.failed.N() <= report.MaxDetailed {
 		run.Lines, run.Heals, run.Schedule, run.Nodes = rec.Lines, rec.Heals, rec.Schedule, r.nodes
 		if rec.CauseLine() >= 0 {
 			run.Excerpt = rec.FailureLines(40)
@@ -146,7 +146,7 @@ func (r *SweepReport) write(w io.Writer) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	fmt.Fprintf(w, "report %s: %s, %d passed, %d failed%s\n", DisplayPath(r.path),
-		Plural(r.sum.Total, "seed"), r.sum.Passed, r.failed.n, &r.failed)
+		Plural(r.sum.Total, "seed"), r.sum.Passed, r.failed.N(), &r.failed)
 	return nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,21 +102,5 @@ func TestEditFaults(t *testing.T) {
 	}
 	if _, err := os.Stat(to); err != nil {
 		t.Errorf("not written: %v", err)
-	}
-}
-
-// The package is the engine's, for every skin: it imports none of them,
-// nor the Starlark layer (a skin loads .star worlds).
-func TestImportsNoSkin(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Skipf("go list: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		for _, skin := range []string{"/cmd/", "/starlark", "/repl"} {
-			if strings.HasPrefix(dep, "github.com/seedfall/seedfall/") && strings.Contains(dep, skin) {
-				t.Errorf("engine/session imports %s", dep)
-			}
-		}
 	}
 }

@@ -162,7 +162,7 @@ type SweepOutput struct {
 	stdout, stderr io.Writer
 	asJSON         bool
 	size           int // seeds in the sweep: a sweep of one prints its PASS line, of more a summary
-	failedSeeds    seedTally
+	failedSeeds    results.Tally
 	rep            *SweepReport
 	// Triaged is the triage against the baseline, once End made it.
 	Triaged *results.Triage
@@ -184,7 +184,7 @@ func (o *SweepOutput) Add(rec *results.Record) {
 	o.Sweep.Seed(rec)
 	res := &rec.Line
 	if !res.Passed {
-		o.failedSeeds.add(res.Seed)
+		o.failedSeeds.Add(res.Seed)
 	}
 	o.rep.Add(rec, rec.Replay)
 	switch {
@@ -229,38 +229,6 @@ func (o *SweepOutput) End(elapsed time.Duration, stopped bool, ran, of int) erro
 		return ErrFailed
 	}
 	return nil
-}
-
-// seedTally keeps the first few seeds of a kind (the failing ones) and
-// counts the rest, for a line such as "(seeds 3 5 8 and 12 more)".
-type seedTally struct {
-	first []uint64
-	n     int
-}
-
-// tallyShown is how many seeds a tally names.
-const tallyShown = 10
-
-func (t *seedTally) add(seed uint64) {
-	if len(t.first) < tallyShown {
-		t.first = append(t.first, seed)
-	}
-	t.n++
-}
-
-// String writes " (seeds 3 5 and 12 more)", or "" for none.
-func (t *seedTally) String() string {
-	if t.n == 0 {
-		return ""
-	}
-	s := " (seeds"
-	for _, x := range t.first {
-		s += fmt.Sprintf(" %d", x)
-	}
-	if more := t.n - len(t.first); more > 0 {
-		s += fmt.Sprintf(" and %d more", more)
-	}
-	return s + ")"
 }
 
 // InterruptedLine says how much of a sweep ran before Ctrl-C stopped it.

@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/results"
 	"github.com/seedfall/seedfall/engine/sweep"
 	"github.com/seedfall/seedfall/engine/world"
 	"github.com/seedfall/seedfall/starlark"
@@ -175,7 +176,8 @@ func Run(t *testing.T, worldFile string, opts ...Option) {
 		next, stop = iter.Pull(sweep.Ordered(ctx, picked, o.parallel, run))
 		defer func() { stop() }()
 	}
-	var passed, failed []uint64
+	var passed int
+	var failed results.Tally
 	// Not a range over seeds.All(): t.Run must be called from Run itself,
 	// a helper, for failures to name the line of the test that called it.
 	for i := range seeds.Len() {
@@ -202,12 +204,12 @@ func Run(t *testing.T, worldFile string, opts ...Option) {
 				t.Fatalf("seed %d did not run: %v", seed, err)
 			}
 			if res.Passed {
-				passed = append(passed, seed)
+				passed++
 				t.Logf("seed %d passed at t=%s (%s; %d scheduler steps), digest %s",
 					seed, time.Duration(res.SimNs), res.Reason, res.Steps, res.Digest)
 				return
 			}
-			failed = append(failed, seed)
+			failed.Add(seed)
 			t.Error(c.failure(t, res))
 		})
 		if ahead != nil && !called {
@@ -217,26 +219,9 @@ func Run(t *testing.T, worldFile string, opts ...Option) {
 			next = nil
 		}
 	}
-	if n := len(passed) + len(failed); n > 1 && len(failed) > 0 {
-		t.Logf("%d seeds: %d passed, %d failed (seeds %s)", n, len(passed), len(failed), seedList(failed))
+	if n := passed + failed.N(); n > 1 && failed.N() > 0 {
+		t.Logf("%d seeds: %d passed, %d failed%s", n, passed, failed.N(), &failed)
 	}
-}
-
-// seedList writes the first few seeds of a list, as seedfall run does:
-// "1 2 3 4 5 6 7 8 9 10 and 8 more".
-func seedList(seeds []uint64) string {
-	const shown = 10
-	var b strings.Builder
-	for i, s := range seeds[:min(len(seeds), shown)] {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprint(&b, s)
-	}
-	if len(seeds) > shown {
-		fmt.Fprintf(&b, " and %d more", len(seeds)-shown)
-	}
-	return b.String()
 }
 
 func seedName(seed uint64) string { return fmt.Sprintf("seed=%d", seed) }
