@@ -438,20 +438,9 @@ func TestMCPDebugForks(t *testing.T) {
 	}
 	cfg := filepath.Join(dir, "seedfall.json")
 	m := mcpserver.New(mcpserver.Options{Config: cfg, Root: dir, Log: io.Discard})
-	m.Forks().MinSaved = -1 // fork whatever it saves: the world's runs take milliseconds
-	defer m.Close()
+	m.Recordings().MinSaved = -1 // fork whatever it saves: the world's runs take milliseconds
 	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := m.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connect(t, m)
 	call := func(name string, args map[string]any) map[string]any {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
@@ -501,7 +490,7 @@ func TestMCPDebugForks(t *testing.T) {
 			t.Errorf("at %s: %d states before the last", at, len(states))
 		}
 	}
-	if n := m.Forks().Forked(); n == 0 {
+	if n := m.Recordings().Forked(); n == 0 {
 		t.Errorf("no look forked")
 	} else {
 		t.Logf("%d of 8 looks at one moment forked", n)
@@ -520,19 +509,8 @@ func TestMCPMatchesJSON(t *testing.T) {
 	dir := copyWorld(t)
 	cfg := filepath.Join(dir, "seedfall.json")
 	m := mcpserver.New(mcpserver.Options{Config: cfg, Root: dir, Log: io.Discard})
-	defer m.Close()
 	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := m.Server().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connect(t, m)
 	// tool returns a tool's text and structured result, as JSON decodes it.
 	tool := func(name string, args map[string]any) (string, map[string]any) {
 		t.Helper()
@@ -692,4 +670,24 @@ func dropWallTime(v any) {
 			dropWallTime(x)
 		}
 	}
+}
+
+// connect starts a session of m in memory, and a client of it; the
+// test's end closes them, then m.
+func connect(t *testing.T, m *mcpserver.Server) *mcp.ClientSession {
+	t.Helper()
+	t.Cleanup(m.Close)
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := m.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
 }

@@ -11,42 +11,8 @@ import (
 	"testing"
 
 	"github.com/seedfall/seedfall/engine/results"
+	"github.com/seedfall/seedfall/engine/results/resultstest"
 )
-
-// resultsFixture writes a results directory by hand: seed i+1 fails with
-// fails[i] ("class|program|reason"), or passes when it is "".
-func resultsFixture(t *testing.T, dir string, fails ...string) {
-	t.Helper()
-	meta := results.Meta{Format: results.Format, Seedfall: "v0.0.0-test",
-		World: results.WorldIdentity{Name: "seedfall.json", Args: "-c seedfall.json", Hash: "1234", Resolved: json.RawMessage(`{}`)},
-		Build: []results.ProgramBuild{{Program: "client", Hash: "abcd"}}, Seeds: fmt.Sprintf("1-%d", len(fails)), Total: len(fails), Count: len(fails), Nodes: []string{"client"}}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(meta)
-	var lines, failures bytes.Buffer
-	passed := 0
-	for i, f := range fails {
-		seed := uint64(i + 1)
-		r := results.Line{Seed: seed, Passed: f == "", Reason: "every workload exited 0", SimNs: 1e9, WallNs: 1e6, Steps: 10, Digest: fmt.Sprintf("%064d", seed)}
-		if f == "" {
-			passed++
-		} else {
-			parts := strings.SplitN(f, "|", 3)
-			r.Class, r.Node, r.Reason = parts[0], parts[1], parts[2]
-			rec, _ := json.Marshal(results.FailureRecord{Seed: seed, Replay: fmt.Sprintf("seedfall replay -c seedfall.json -seed %d", seed)})
-			failures.Write(append(rec, '\n'))
-		}
-		l, _ := json.Marshal(r)
-		lines.Write(append(l, '\n'))
-	}
-	done, _ := json.Marshal(results.CompleteMark{Seeds: len(fails), Passed: passed, Failed: len(fails) - passed})
-	for name, data := range map[string][]byte{results.MetaFile: b, results.LinesFile: lines.Bytes(), results.FailuresFile: failures.Bytes(), results.CompleteFile: done} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // Triage against a baseline marks each finding new, ongoing, resolved or
 // regressed: a sweep that fixes alpha and brings gamma, then one that
@@ -62,10 +28,10 @@ func TestTriageStates(t *testing.T) {
 		gamma = "liveness|server|server#2 did not answer for 5s"
 		delta = "memory|server|server#1 ran out of memory: 512 MiB"
 	)
-	resultsFixture(t, filepath.Join(dir, "b0"), alpha(3), beta(1), "", alpha(-7))
-	resultsFixture(t, filepath.Join(dir, "r1"), beta(2), gamma, "", "")
-	resultsFixture(t, filepath.Join(dir, "r2"), alpha(1), beta(1), delta, "")
-	resultsFixture(t, filepath.Join(dir, "r3"), "", beta(1), "", "")
+	resultstest.Dir(t, filepath.Join(dir, "b0"), nil, alpha(3), beta(1), "", alpha(-7))
+	resultstest.Dir(t, filepath.Join(dir, "r1"), nil, beta(2), gamma, "", "")
+	resultstest.Dir(t, filepath.Join(dir, "r2"), nil, alpha(1), beta(1), delta, "")
+	resultstest.Dir(t, filepath.Join(dir, "r3"), nil, "", beta(1), "", "")
 
 	merge := func(code int, args ...string) (string, *results.Triage) {
 		t.Helper()

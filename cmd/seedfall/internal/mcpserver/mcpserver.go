@@ -82,9 +82,9 @@ type Server struct {
 	// Looks at one seed (seedfall_debug) fork from recordings of its run
 	// (engine.Recordings), which need the same prepared world each time: the
 	// last few worlds prepared, by what they are and run.
-	forks    engine.Recordings
-	prepMu   sync.Mutex
-	prepared []keptWorld
+	recordings engine.Recordings
+	prepMu     sync.Mutex
+	prepared   []keptWorld
 }
 
 // keptWorld is a prepared world and its key: the resolved world and the
@@ -123,8 +123,8 @@ func (m *Server) sameWorld(p *engine.Prepared) *engine.Prepared {
 	return p
 }
 
-// Forks are the recordings of runs that looks at one seed fork from.
-func (m *Server) Forks() *engine.Recordings { return &m.forks }
+// Recordings are the recordings of runs that looks at one seed fork from.
+func (m *Server) Recordings() *engine.Recordings { return &m.recordings }
 
 // Close releases the engine; the SDK has waited for every call.
 func (m *Server) Close() {
@@ -776,10 +776,10 @@ func toolDebug(c *toolCall, in debugIn) (any, error) {
 		// Looking at one seed again forks from a recording of its run.
 		p := c.srv.sameWorld(s.Prepared())
 		o.Run = func(ctx context.Context, opt engine.RunOptions) (*engine.Result, error) {
-			opt.From = c.srv.forks.Look(ctx, p, in.Seed, sch, at[0])
+			opt.From = c.srv.recordings.Look(ctx, p, in.Seed, sch, at[0])
 			res, err := p.Run(ctx, opt)
 			if err == nil {
-				c.srv.forks.Ran(p, in.Seed, sch, res)
+				c.srv.recordings.Ran(p, in.Seed, sch, res)
 			}
 			return res, err
 		}
