@@ -37,7 +37,7 @@ func causeCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	// Ctrl-C stops the forks in flight; what the moments the finished
 	// ones decided establish is printed.
-	ctx, stop := onInterrupt(context.Background(), stderr)
+	ctx, stop := onInterrupt(context.Background())
 	defer stop()
 	s, sch, from, err := sa.open(ctx, cfg, stderr)
 	if err != nil {

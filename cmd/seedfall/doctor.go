@@ -29,7 +29,7 @@ func doctorCmd(args []string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	ctx, stop := onInterrupt(context.Background(), stderr)
+	ctx, stop := onInterrupt(context.Background())
 	defer stop()
 	checks := doctor.Run(ctx, doctor.Options{Build: *build, Verify: *verify})
 	if interrupted(ctx) {

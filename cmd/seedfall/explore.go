@@ -49,7 +49,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// Ctrl-C stops the runs in flight and shows what was found so far.
-	ctx, stop := onInterrupt(context.Background(), stderr)
+	ctx, stop := onInterrupt(context.Background())
 	defer stop()
 	s, err := open(ctx, cfg, stderr)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -23,7 +22,7 @@ var errInterrupted = session.ErrInterrupted
 // with status 130. stop restores the default handling. Only the command
 // line's commands use it: seedfall mcp's calls run with the call's context,
 // which the client cancels.
-func onInterrupt(ctx context.Context, _ io.Writer) (_ context.Context, stop func()) {
+func onInterrupt(ctx context.Context) (_ context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)

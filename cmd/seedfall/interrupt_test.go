@@ -359,7 +359,7 @@ func TestInterruptLongSeed(t *testing.T) {
 // that takes for ever to finish up.
 func TestSecondInterrupt(t *testing.T) {
 	if os.Getenv("SEEDFALL_TEST_SLOW_STOP") == "1" {
-		ctx, stop := onInterrupt(context.Background(), os.Stderr)
+		ctx, stop := onInterrupt(context.Background())
 		defer stop()
 		fmt.Println("ready")
 		<-ctx.Done()

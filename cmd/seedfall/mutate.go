@@ -42,7 +42,7 @@ func mutateCmd(args []string, stdout, stderr io.Writer) error {
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
-	ctx, stop := onInterrupt(context.Background(), stderr)
+	ctx, stop := onInterrupt(context.Background())
 	defer stop()
 	s, err := open(ctx, cfg, stderr)
 	if err != nil {

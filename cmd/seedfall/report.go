@@ -43,7 +43,7 @@ func reportCmd(args []string, stdout, stderr io.Writer) error {
 	default:
 		return fmt.Errorf("say which seeds to report: -seeds 1-20, or -seed N")
 	}
-	ctx, stop := onInterrupt(context.Background(), stderr)
+	ctx, stop := onInterrupt(context.Background())
 	defer stop()
 	s, err := open(ctx, cfg, stderr)
 	if err != nil {

@@ -70,7 +70,7 @@ func runCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	// Ctrl-C stops the runs in flight; what finished is printed, and
 	// written to -report, as a whole sweep's would be.
-	ctx, stop := onInterrupt(context.Background(), stderr)
+	ctx, stop := onInterrupt(context.Background())
 	defer stop()
 	s, err := open(ctx, cfg, stderr)
 	if err != nil {

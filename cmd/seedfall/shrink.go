@@ -38,7 +38,7 @@ func shrinkCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	// Ctrl-C ends the shrink like a budget that ran out: the smallest
 	// failing schedule so far is saved and printed.
-	ctx, stop := onInterrupt(context.Background(), stderr)
+	ctx, stop := onInterrupt(context.Background())
 	defer stop()
 	s, err := open(ctx, cfg, stderr)
 	if err != nil {
