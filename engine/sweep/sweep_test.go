@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"math/rand/v2"
 	"slices"
@@ -146,5 +147,19 @@ func TestOrderedPull(t *testing.T) {
 	stop()
 	if n := running.Load(); n != 0 {
 		t.Fatalf("%d jobs still running after stop", n)
+	}
+}
+
+// BenchmarkOrdered is the pool's own cost per job, with jobs that do
+// nothing: next to a seed's run (tens of milliseconds), it is nothing.
+func BenchmarkOrdered(b *testing.B) {
+	run := func(ctx context.Context, i int) (int, error) { return i, nil }
+	for _, parallel := range []int{1, 2, 8} {
+		b.Run(fmt.Sprintf("parallel=%d", parallel), func(b *testing.B) {
+			n := 0
+			for d := range Ordered(context.Background(), count(b.N), parallel, run) {
+				n += d.Res
+			}
+		})
 	}
 }
