@@ -86,7 +86,12 @@ type Engine struct {
 	mods  map[modKey]*compiled
 	pools map[string]experimental.MemoryAllocator // by the wasm's hash
 	cold  map[string]bool                         // builds said to boot cold (coldOnce), by hash
+	kept  []*Prepared                             // the latest prepared worlds, oldest first (Prepare)
 }
+
+// keptPrepared is how many prepared worlds an engine keeps, so that
+// preparing one of them again gives the same Prepared.
+const keptPrepared = 4
 
 // modKey names a compiled module: the wasm's hash, and whether it runs
 // with wazero's own termination checks. Guests that carry build's loop
@@ -253,6 +258,7 @@ type Prepared struct {
 	World    *world.World
 	Programs []*Program // nodes, workloads, finally: world order
 	e        *Engine
+	key      string         // the world file, its resolved content and its builds (Prepare)
 	pct      pctCalibration // pct's calibration run, made once (run.go: pctCalls)
 }
 
@@ -266,7 +272,11 @@ type pctCalibration struct {
 }
 
 // Prepare checks that the engine supports every field the world sets, then
-// builds and compiles each program once.
+// builds and compiles each program once. A world the engine prepared
+// lately, from the same file with the same content and the same builds,
+// gives the Prepared it gave then: a run of either is the same run, and
+// the recordings of its runs (Recordings) serve each later call, as
+// seedfall mcp's calls open their world again each time.
 func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error) {
 	if err := w.Unsupported(Implemented); err != nil {
 		return nil, err
@@ -319,7 +329,38 @@ func (e *Engine) Prepare(ctx context.Context, w *world.World) (*Prepared, error)
 			return nil, err
 		}
 	}
-	return p, nil
+	return e.keep(p), nil
+}
+
+// keep returns the Prepared kept for what p is, keeping p if there is none.
+func (e *Engine) keep(p *Prepared) *Prepared {
+	resolved, err := p.World.Resolved(true)
+	if err != nil {
+		return p
+	}
+	file, err := filepath.Abs(p.World.File)
+	if err != nil {
+		return p
+	}
+	p.key = file + "\x00" + ConfigName(p.World) + "\x00" + string(resolved)
+	for _, prog := range p.Programs {
+		p.key += "\x00" + prog.Hash
+		if prog.Upgrade != nil {
+			p.key += " " + prog.Upgrade.Hash
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, k := range e.kept {
+		if k.key == p.key {
+			return k
+		}
+	}
+	e.kept = append(e.kept, p)
+	if len(e.kept) > keptPrepared {
+		e.kept = slices.Delete(e.kept, 0, 1)
+	}
+	return p
 }
 
 // overlay is what every program built from source gets: the fsync overlay

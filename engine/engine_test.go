@@ -492,3 +492,27 @@ func TestStatesAtAreStopAtStates(t *testing.T) {
 		t.Fatalf("%v, %d states; want the one the run reached", err, len(res.States))
 	}
 }
+
+// A world the engine prepared lately, prepared again from the same file
+// with the same content, is the same Prepared, so that the recordings of
+// its runs serve the next call (seedfall mcp opens its world each call);
+// another content, or another -set of the same file, is another.
+func TestPrepareKeepsTheWorld(t *testing.T) {
+	const js = `{"nodes": [], "workload": {"name": "client", "pkg": "./progress", "args": ["-n", "2"]}}`
+	e := testEngine(t)
+	a, b := prepareWith(t, e, js), prepareWith(t, e, js)
+	if a != b {
+		t.Errorf("the same world prepared twice gave two Prepared")
+	}
+	if c := prepareWith(t, e, strings.Replace(js, `"2"`, `"3"`, 1)); c == a {
+		t.Errorf("another world gave the first one's Prepared")
+	}
+	dir, _ := filepath.Abs("testdata/guests")
+	w, err := world.ParseWith([]byte(js), filepath.Join(dir, "seedfall.json"), dir, world.Options{Set: []string{"duration=20s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := e.Prepare(context.Background(), w); err != nil || d == a {
+		t.Errorf("the world with -set gave %v, %v: want another Prepared", d == a, err)
+	}
+}

@@ -80,47 +80,9 @@ type Server struct {
 	engErr error
 
 	// Looks at one seed (seedfall_debug) fork from recordings of its run
-	// (engine.Recordings), which need the same prepared world each time: the
-	// last few worlds prepared, by what they are and run.
+	// (engine.Recordings), which need the same prepared world each time:
+	// the engine gives it, as it prepares a world it kept again.
 	recordings engine.Recordings
-	prepMu     sync.Mutex
-	prepared   []keptWorld
-}
-
-// keptWorld is a prepared world and its key: the resolved world and the
-// hashes of the programs it runs, so that a program rebuilt since is a
-// new world.
-type keptWorld struct {
-	key string
-	p   *engine.Prepared
-}
-
-// maxKeptWorlds is how many prepared worlds the server keeps for forks.
-const maxKeptWorlds = 4
-
-// sameWorld returns the prepared world kept for what p is, keeping p if
-// there is none: a run of either is the same run.
-func (m *Server) sameWorld(p *engine.Prepared) *engine.Prepared {
-	w, err := p.World.Resolved(true)
-	if err != nil {
-		return p
-	}
-	key := string(w)
-	for _, prog := range p.Programs {
-		key += "\x00" + prog.Hash
-	}
-	m.prepMu.Lock()
-	defer m.prepMu.Unlock()
-	for _, k := range m.prepared {
-		if k.key == key {
-			return k.p
-		}
-	}
-	m.prepared = append(m.prepared, keptWorld{key, p})
-	if len(m.prepared) > maxKeptWorlds {
-		m.prepared = slices.Delete(m.prepared, 0, 1)
-	}
-	return p
 }
 
 // Recordings are the recordings of runs that looks at one seed fork from.
@@ -774,7 +736,7 @@ func toolDebug(c *toolCall, in debugIn) (any, error) {
 	o := session.DebugOptions{Seed: in.Seed, Schedule: sch, From: from, At: at}
 	if sch != nil && len(at) == 1 {
 		// Looking at one seed again forks from a recording of its run.
-		p := c.srv.sameWorld(s.Prepared())
+		p := s.Prepared() // the engine's, as the last call's was (engine.Engine.Prepare)
 		o.Run = func(ctx context.Context, opt engine.RunOptions) (*engine.Result, error) {
 			opt.From = c.srv.recordings.Look(ctx, p, in.Seed, sch, at[0])
 			res, err := p.Run(ctx, opt)
