@@ -26,8 +26,8 @@ import (
 // never sees the runner. What it needs of another family is a hook in
 // links, which the runner sets up; what the runner needs of it is a hook
 // in the family it returns. The files of the families (crash.go,
-// netfaults.go, diskfaults.go, mmapfaults.go, nodefaults.go, buggify.go,
-// preempt.go, pctauto.go, mutant.go, history.go, properties.go, cpu.go)
+// netfaults.go, diskfaults.go, nodefaults.go, buggify.go, preempt.go,
+// mutant.go, history.go, properties.go, cpu.go)
 // call nothing of the runner's but the port.
 
 // port is what a family may ask of the run it is part of.
@@ -76,10 +76,10 @@ type env struct {
 	links *links
 
 	mutant Mutant // RunOptions.Mutant
-	// calls is set in pct's calibration run, which fills it (pctauto.go).
+	// calls is set in pct's calibration run, which fills it (preempt.go).
 	calls map[string]uint64
 	// calibrate returns each node's counted calls in pct's calibration
-	// run, running it first if no run did yet (pctauto.go).
+	// run, running it first if no run did yet (preempt.go).
 	calibrate func() (map[string]uint64, error)
 	// declared lists the properties the programs' source declares
 	// (properties.go).

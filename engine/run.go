@@ -350,7 +350,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, with runWith) (*Resu
 	return res, nil
 }
 
-// pct's calibration run (pctauto.go) is a run of its own, made once per
+// pct's calibration run (preempt.go) is a run of its own, made once per
 // Prepared for the preempt family, which sizes its change points from it.
 
 // calibrationWorld is w under strategy none, as the calibration runs it.

@@ -100,7 +100,7 @@ type Preempt struct {
 	Depth      int // pct: bug depth d, giving d-1 change points per node
 	// Steps is pct's span: change points fall in each node's first Steps
 	// counted calls. StepsAuto, the default, sizes each node's span from
-	// the calls it made in a calibration run of the world (engine/pctauto.go).
+	// the calls it made in a calibration run of the world (engine/preempt.go).
 	Steps int
 	Calls int // calls: counted calls between preemptions
 	Loops bool
