@@ -420,8 +420,8 @@ func TestStopAtKeepsDisksWithTheirDamage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !res.Passed || res.Reason != "stopped at 500ms to inspect" || res.SimNs != int64(500*time.Millisecond) {
-			t.Fatalf("verdict %v %q at %d", res.Passed, res.Reason, res.SimNs)
+		if !res.Passed || !res.Stopped || res.Reason != "stopped at 500ms to inspect" || res.SimNs != int64(500*time.Millisecond) {
+			t.Fatalf("verdict %v, stopped %v, %q at %d", res.Passed, res.Stopped, res.Reason, res.SimNs)
 		}
 		if len(res.Disks) != 2 || res.Disks[0].Node != "d" || res.Disks[1].Node != "c" {
 			t.Fatalf("disks %+v", res.Disks)

@@ -504,6 +504,15 @@ func TestPrepareKeepsTheWorld(t *testing.T) {
 	if a != b {
 		t.Errorf("the same world prepared twice gave two Prepared")
 	}
+	// The kept world runs a seed as a world prepared afresh does.
+	fresh, err := New(context.Background(), Options{CacheDir: e.opts.CacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close(context.Background())
+	if x, y := twice(t, b, 1, nil), twice(t, prepareWith(t, fresh, js), 1, nil); x.Digest != y.Digest {
+		t.Errorf("the kept world's run %s, a fresh one's %s", x.Digest, y.Digest)
+	}
 	if c := prepareWith(t, e, strings.Replace(js, `"2"`, `"3"`, 1)); c == a {
 		t.Errorf("another world gave the first one's Prepared")
 	}
@@ -514,5 +523,45 @@ func TestPrepareKeepsTheWorld(t *testing.T) {
 	}
 	if d, err := e.Prepare(context.Background(), w); err != nil || d == a {
 		t.Errorf("the world with -set gave %v, %v: want another Prepared", d == a, err)
+	}
+}
+
+// A sweep hands its runs over in seed order, each the run of its seed
+// alone, at any parallelism; a run it stops is no result, and no seed
+// starts after each says stop.
+func TestSweepDeterministic(t *testing.T) {
+	p := prepare(t, `{"nodes": [{"name": "s", "pkg": "./sleeper"}], "workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "3"]},
+		"faults": {"crash_per_sec": 5, "restart_after": ["1ms", "20ms"]}}`)
+	seeds := func(yield func(uint64) bool) {
+		for s := uint64(1); s <= 6; s++ {
+			if !yield(s) {
+				return
+			}
+		}
+	}
+	var first []string
+	for _, parallel := range []int{1, 3, 3} {
+		var got []string
+		ran, err := p.Sweep(context.Background(), seeds, parallel, nil, func(res *Result) bool {
+			got = append(got, fmt.Sprintf("%d %s", res.Seed, res.Digest))
+			return true
+		})
+		if err != nil || ran != 6 {
+			t.Fatalf("parallel %d: %d ran, %v", parallel, ran, err)
+		}
+		if first == nil {
+			first = got
+			for i, line := range got {
+				if want := fmt.Sprintf("%d %s", i+1, run(t, p, uint64(i+1), nil).Digest); line != want {
+					t.Errorf("sweep gave %s, the seed alone %s", line, want)
+				}
+			}
+		} else if !slices.Equal(got, first) {
+			t.Errorf("parallel %d: %v, parallel 1: %v", parallel, got, first)
+		}
+	}
+	ran, _ := p.Sweep(context.Background(), seeds, 2, nil, func(res *Result) bool { return res.Seed < 3 })
+	if ran != 3 {
+		t.Errorf("each said stop at seed 3: %d ran to a result", ran)
 	}
 }
