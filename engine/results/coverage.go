@@ -164,7 +164,7 @@ func (c *Coverage) Write(stdout, stderr io.Writer, asJSON bool) (fail bool) {
 		}
 		return unmet > 0 && c.Require
 	}
-	fmt.Fprintf(stdout, "property coverage over %s:\n", plural(c.seeds, "seed"))
+	fmt.Fprintf(stdout, "property coverage over %s:\n", Plural(c.seeds, "seed"))
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	for i, p := range c.props {
 		mark := "  ok"

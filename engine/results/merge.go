@@ -107,7 +107,7 @@ func LoadSet(paths []string) (*Set, error) {
 				return nil, fmt.Errorf("%s: shard %d of %d: the directory is damaged", filepath.Join(d.Path, MetaFile), k+1, n)
 			}
 			if want := (Shard{K: k + 1, N: n}).Count(list.Len()); d.Meta.Count != want {
-				return nil, fmt.Errorf("%s: shard %d of %d of %s holds %d seeds, not %d: the directory is damaged", filepath.Join(d.Path, MetaFile), k+1, n, plural(list.Len(), "seed"), want, d.Meta.Count)
+				return nil, fmt.Errorf("%s: shard %d of %d of %s holds %d seeds, not %d: the directory is damaged", filepath.Join(d.Path, MetaFile), k+1, n, Plural(list.Len(), "seed"), want, d.Meta.Count)
 			}
 		}
 		if old := g.shards[k]; old != nil {
@@ -285,7 +285,7 @@ func (set *Set) Incomplete() []string {
 		for k, d := range g.shards {
 			if d == nil {
 				want := (Shard{K: k + 1, N: g.n}).Count(g.list.Len())
-				out = append(out, fmt.Sprintf("shard %d of %d of -seeds %s is missing: no shard-%d-of-%d directory in %s (%s)", k+1, g.n, g.list, k+1, g.n, g.describe(), plural(want, "seed")))
+				out = append(out, fmt.Sprintf("shard %d of %d of -seeds %s is missing: no shard-%d-of-%d directory in %s (%s)", k+1, g.n, g.list, k+1, g.n, g.describe(), Plural(want, "seed")))
 				continue
 			}
 			if g.read[k] < d.Meta.Count || d.Complete == nil {
@@ -293,7 +293,7 @@ func (set *Set) Incomplete() []string {
 				if d.Complete != nil {
 					what = "is damaged: it says it finished, but it holds fewer seeds"
 				}
-				out = append(out, fmt.Sprintf("%s %s: %d of %s", d.Name(), what, g.read[k], plural(d.Meta.Count, "seed")))
+				out = append(out, fmt.Sprintf("%s %s: %d of %s", d.Name(), what, g.read[k], Plural(d.Meta.Count, "seed")))
 			}
 		}
 	}

@@ -76,8 +76,8 @@ func DisplayPath(path string) string {
 	return path
 }
 
-// plural writes "1 fault", "3 faults".
-func plural(n int, what string) string {
+// Plural writes "1 fault", "3 faults".
+func Plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}

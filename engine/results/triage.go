@@ -291,9 +291,9 @@ func (t *Triage) Write(w io.Writer, asJSON bool) {
 		var seeds string
 		switch {
 		case f.Seeds > 0 || f.Pinned > 0:
-			seeds = fmt.Sprintf("%s, first seed %d", plural(f.Seeds, "seed"), f.First)
+			seeds = fmt.Sprintf("%s, first seed %d", Plural(f.Seeds, "seed"), f.First)
 			if f.Pinned > 0 {
-				seeds = fmt.Sprintf("%s and %s, first seed %d", plural(f.Seeds, "seed"), plural(f.Pinned, "pinned regression"), f.First)
+				seeds = fmt.Sprintf("%s and %s, first seed %d", Plural(f.Seeds, "seed"), Plural(f.Pinned, "pinned regression"), f.First)
 			}
 			if b := f.inBaseline(); b != "" {
 				seeds += ", " + b

@@ -340,13 +340,8 @@ func SamePath(a, b string) bool {
 	return errA == nil && errB == nil && a == b
 }
 
-// Plural writes "1 fault", "3 faults".
-func Plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
-}
+// Plural writes "1 fault", "3 faults" (results.Plural).
+func Plural(n int, what string) string { return results.Plural(n, what) }
 
 // SimTime writes a virtual time.
 func SimTime(ns int64) string { return time.Duration(ns).String() }
