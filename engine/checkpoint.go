@@ -40,6 +40,7 @@ type Checkpoint struct {
 	guests   map[string]guestAt    // by program, the live incarnations
 	bytes    int                   // memory held by the copies
 	taken    bool                  // the run reached the moment
+	kept     []any                 // what the families keep (family.keep)
 }
 
 // Bytes is the memory the checkpoint's copies of the guests added to the
@@ -149,6 +150,10 @@ type checkpointRun struct {
 	run      port
 	compiled func(prog *Program) *compiled
 	copied   func(n *node, m api.Module)
+	// keep and resume carry the families' state from a checkpoint to its
+	// forks (family.keep).
+	keep   func() []any
+	resume func([]any)
 }
 
 // openCheckpoints prepares a run of p for opt's checkpoints or fork,
@@ -174,7 +179,12 @@ func openCheckpoints(p *Prepared, opt RunOptions, run port, compiled func(prog *
 				run.at(int64(at), func() {})
 			}
 		}
-		run.at(int64(c.At), func() { f.switched = true })
+		run.at(int64(c.At), func() {
+			f.switched = true
+			if f.resume != nil {
+				f.resume(c.kept)
+			}
+		})
 		return f, nil
 	}
 	f.tapes = map[incKey]*wasi.Tape{}
@@ -211,6 +221,9 @@ func (c *Checkpoint) agrees(p *Prepared, opt RunOptions) error {
 // to its checkpoint (and reads a guest's last global from its end).
 func (f *checkpointRun) take(c *Checkpoint) {
 	c.taken = true
+	if f.keep != nil {
+		c.kept = f.keep()
+	}
 	defer func() {
 		if !slices.ContainsFunc(f.cps, func(c *Checkpoint) bool { return !c.taken }) {
 			f.recorded = true

@@ -250,6 +250,7 @@ type Program struct {
 	// Upgrade is the program built from upgrade_to, which the node runs
 	// from its first restart on; nil without upgrade_to.
 	Upgrade *Program
+	cover   programCover // its coverage layout (coverage.go)
 }
 
 // Prepared is a world whose programs are built and compiled, ready to run
@@ -379,7 +380,7 @@ func (e *Engine) overlay(w *world.World) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	pause, err := pauseoverlay.Files(goroot, pauseoverlay.Options{})
+	pause, err := pauseoverlay.Files(goroot, pauseoverlay.Options{Cover: w.Coverage})
 	if err != nil {
 		return nil, err
 	}
@@ -433,7 +434,8 @@ func (e *Engine) buildProgram(ctx context.Context, w *world.World, wp *world.Pro
 		if e.opts.Progress != nil {
 			e.opts.Progress(fmt.Sprintf("building %s (%s)", wp.Name, rel(w.Dir, pkg)))
 		}
-		art, err = e.builder.Build(ctx, guest.Request{Node: wp.Name, Pkg: pkg, Overlay: overlay, Compat: w.CompatOverlay})
+		art, err = e.builder.Build(ctx, guest.Request{Node: wp.Name, Pkg: pkg, Overlay: overlay, Compat: w.CompatOverlay,
+			Cover: w.Coverage, CoverPkgs: w.CoveragePackages})
 	}
 	if err != nil {
 		// Point at the line of the world file that names the program.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/seedfall/seedfall/engine/cover"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -161,9 +162,10 @@ func forksOf(t *testing.T, p *Prepared, seed uint64, parts int) []forked {
 			History             *HistorySummary
 			Reach               disk.Reach
 			Weakened            uint64
+			Coverage            *cover.Run
 		}
 		see := func(r *Result) seen {
-			return seen{r.Passed, r.Class, r.Reason, r.Node, r.SimNs, r.Steps, r.Properties, r.History, r.Reach, r.Weakened}
+			return seen{r.Passed, r.Class, r.Reason, r.Node, r.SimNs, r.Steps, r.Properties, r.History, r.Reach, r.Weakened, r.Coverage}
 		}
 		if a, b := see(fork), see(scratch); !reflect.DeepEqual(a, b) {
 			t.Fatalf("seed %d: the fork at %v has the run's trace but not its result:\nfork    %+v\nscratch %+v", seed, c.At, a, b)

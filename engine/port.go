@@ -118,6 +118,14 @@ type family struct {
 	// end has the last word in the trace: the run is over and its
 	// processes are gone, but the digest is not computed yet.
 	end func()
+	// advance: virtual time is about to move on from now, every process
+	// parked. over: the run has its verdict; its processes are not gone yet.
+	advance func(now int64)
+	over    func()
+	// keep is what a checkpoint keeps of the family's state; a fork from
+	// the checkpoint gives it back to resume at the checkpoint's moment.
+	keep   func() any
+	resume func(any)
 
 	// Hooks that the runner hands on to the run or to other families.
 	crashInCall func(n *node, until time.Duration)              // crash: links.crashInCall

@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"github.com/seedfall/seedfall/engine/cover"
 	"github.com/seedfall/seedfall/engine/disk"
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/trace"
@@ -99,6 +100,9 @@ type Result struct {
 	History *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
 
 	Properties []Property // sim properties this run reached or its programs declare (properties.go)
+	// Coverage is which blocks of the user's code ran, and when each ran
+	// first, in a world with "coverage" on (coverage.go); nil otherwise.
+	Coverage *cover.Run
 
 	// Mutant is RunOptions.Mutant, and Weakened how many calls and
 	// renames it weakened. Reach counts what any mutant could have

@@ -225,6 +225,9 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, with runWith) (*Resu
 		return nil, err
 	}
 	r.fork = fork
+	if fork != nil {
+		fork.keep, fork.resume = r.keepFamilies, r.resumeFamilies
+	}
 	if within := w.Liveness.Within; within > 0 {
 		r.s.At(int64(faultEnd), func() { r.recoveryPhase(faultEnd) })
 		horizon += within
@@ -281,7 +284,17 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, with runWith) (*Resu
 	// before the scheduler does: whatever the run came to then is no
 	// verdict either.
 	stopAbort := context.AfterFunc(ctx, r.s.Abort)
-	out := r.s.Run(sched.Options{Until: int64(horizon), Watchdog: w.Watchdog})
+	var advance []func(int64)
+	for _, f := range r.fams {
+		if f.advance != nil {
+			advance = append(advance, f.advance)
+		}
+	}
+	out := r.s.Run(sched.Options{Until: int64(horizon), Watchdog: w.Watchdog, Advance: func(now int64) {
+		for _, f := range advance {
+			f(now)
+		}
+	}})
 	stopAbort()
 	if out == sched.Aborted || ctx.Err() != nil {
 		r.s.Shutdown()
@@ -305,6 +318,11 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, with runWith) (*Resu
 			}
 		}
 		r.fail(ClassDeadlock, nil, fmt.Sprintf("every process is blocked and nothing can wake them: %s", strings.Join(waiting, ", ")))
+	}
+	for _, f := range r.fams {
+		if f.over != nil {
+			f.over()
+		}
 	}
 	var state *State
 	if opt.State {
@@ -415,6 +433,26 @@ func (r *runner) openFamilies(opt RunOptions, calls map[string]uint64) error {
 		}
 	}
 	return nil
+}
+
+// keepFamilies is what a checkpoint keeps of the families' state, and
+// resumeFamilies gives it back in a fork (family.keep and resume).
+func (r *runner) keepFamilies() []any {
+	kept := make([]any, len(r.fams))
+	for i, f := range r.fams {
+		if f.keep != nil {
+			kept[i] = f.keep()
+		}
+	}
+	return kept
+}
+
+func (r *runner) resumeFamilies(kept []any) {
+	for i, f := range r.fams {
+		if f.resume != nil && i < len(kept) && kept[i] != nil {
+			f.resume(kept[i])
+		}
+	}
 }
 
 func (r *runner) keepDisks() []NodeDisk {

@@ -62,6 +62,20 @@ type Request struct {
 	// Compat applies compat_overlay: the generic mmap/flock shim and the
 	// library shims of package compat. Shims marked Always apply without it.
 	Compat bool
+	// Cover builds with Go's coverage counters (-cover -covermode=set) for
+	// the packages CoverPkgs matches (-coverpkg); with none, the main
+	// module's packages.
+	Cover     bool
+	CoverPkgs []string
+}
+
+// coverPkg is the -coverpkg value of a request: its patterns, or every
+// package of the main module at path.
+func (r Request) coverPkg(path string) string {
+	if len(r.CoverPkgs) > 0 {
+		return strings.Join(r.CoverPkgs, ",")
+	}
+	return path + "/..."
 }
 
 // Artifact is a built (or loaded) module in the cache.
@@ -266,6 +280,9 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 		}
 		args = append(args, "-overlay="+ovl)
 	}
+	if req.Cover {
+		args = append(args, "-cover", "-covermode=set", "-coverpkg="+req.coverPkg(p.mod.path))
+	}
 	out := filepath.Join(tmp, "out.wasm")
 	args = append(args, "-o", out, ".")
 	cmd, err := b.command(ctx, p.pkg, append(env, "GOTMPDIR="+tmp), args...)
@@ -388,6 +405,9 @@ func (b *Builder) plan(ctx context.Context, req Request) (*buildPlan, error) {
 	keyField(h, "flags", "-trimpath -buildvcs=false CGO_ENABLED=0")
 	keyField(h, "sim", p.simHash)
 	keyField(h, "overlay", overlayHash(req.Overlay))
+	if req.Cover {
+		keyField(h, "cover", req.coverPkg(p.mod.path))
+	}
 	if p.compat = req.Compat || compat.Wanted(p.gomod); p.compat {
 		// The shims depend on the dependency graph, which go.mod and
 		// go.sum (hashed with the module below) decide, and on the shims.

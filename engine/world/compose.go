@@ -484,7 +484,7 @@ func (w *World) Resolved(absolute bool) ([]byte, error) {
 		Liveness: jsonLiveness{dur(w.Liveness.Within)},
 		Duration: dur(w.Duration), Latency: rng(w.Latency), Links: []jsonLink{},
 		FaultsAfterSetup: w.FaultsAfterSetup, Supervise: w.Supervise, NetOverlay: w.NetOverlay,
-		CompatOverlay: w.CompatOverlay, Watchdog: dur(w.Watchdog), MemoryLimit: SizeText(w.MemoryLimit),
+		CompatOverlay: w.CompatOverlay, Coverage: w.Coverage, CoveragePackages: w.CoveragePackages, Watchdog: dur(w.Watchdog), MemoryLimit: SizeText(w.MemoryLimit),
 		Preempt: jsonPreempt{string(w.Preempt.Strategy), w.Preempt.Interleave, w.Preempt.Depth, stepsJSON(w.Preempt.Steps), w.Preempt.Calls, w.Preempt.Loops},
 		CPU:     jsonCPU{w.CPU.NsPerCall, w.CPU.Jitter},
 	}
@@ -546,6 +546,8 @@ type jsonWorld struct {
 	Supervise        bool           `json:"supervise"`
 	NetOverlay       bool           `json:"net_overlay"`
 	CompatOverlay    bool           `json:"compat_overlay"`
+	Coverage         bool           `json:"coverage,omitempty"`
+	CoveragePackages []string       `json:"coverage_packages,omitempty"`
 	Watchdog         string         `json:"watchdog"`
 	MemoryLimit      string         `json:"memory_limit"`
 	Preempt          jsonPreempt    `json:"preempt"`

@@ -558,6 +558,17 @@ var worldFields = []field[pending]{
 	onWorld(boolField("supervise", func(w *World) *bool { return &w.Supervise })),
 	onWorld(boolField("net_overlay", func(w *World) *bool { return &w.NetOverlay })),
 	onWorld(boolField("compat_overlay", func(w *World) *bool { return &w.CompatOverlay })),
+	onWorld(boolField("coverage", func(w *World) *bool { return &w.Coverage })),
+	{"coverage_packages", func(d *decoder, p *pending, v *value, path string) (bool, error) {
+		pkgs, err := d.strings(v, path)
+		for i, pat := range pkgs {
+			if err == nil && (pat == "" || strings.ContainsAny(pat, " \t,")) {
+				err = d.errAt(v, index(path, i), "%q is not a package pattern; write an import path or a pattern such as example.com/mod/...", pat)
+			}
+		}
+		p.w.CoveragePackages = pkgs
+		return len(pkgs) > 0, err
+	}},
 	onWorld(durField("watchdog", true, func(w *World) *time.Duration { return &w.Watchdog })),
 	onWorld(sizeField("memory_limit", MinMemoryLimit, MaxMemoryLimit, func(w *World) *int64 { return &w.MemoryLimit })),
 	{"preempt", func(d *decoder, p *pending, v *value, path string) (bool, error) {

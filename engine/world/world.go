@@ -155,6 +155,11 @@ type World struct {
 	Supervise        bool
 	NetOverlay       bool
 	CompatOverlay    bool
+	// Coverage builds every program with Go's coverage counters for
+	// CoveragePackages (default: the program's own module), which the
+	// host reads from the guest's memory (engine/cover).
+	Coverage         bool
+	CoveragePackages []string
 	Watchdog         time.Duration
 	MemoryLimit      int64 // bytes of linear memory each program may grow to, unless it sets its own
 	Preempt          Preempt

@@ -31,11 +31,17 @@
 //     runtime's random state from random_get (seedfallReseed), so that a
 //     copy of the snapshot draws map order and select choices from its own
 //     stream.
+//
 //   - src/runtime/netpoll_wasip1.go, netpoll (with Options.Idle): when the
 //     scheduler has nothing to run and would block in poll_oneoff
 //     (delay != 0), it offers the host to pause instead. Once resumed, the
 //     netpoll returns no goroutine, as after an interrupted poll; the
 //     scheduler then runs due timers and polls without waiting.
+//
+//   - with Options.Cover, for a guest built with -cover: src/runtime/proc.go
+//     calls seedfallCover before the snapshot point (cover_meta and
+//     cover_counters below), and internal/coverage/cfile's InitHook returns
+//     at once: the guest writes no coverage files.
 //
 // # Host ABI: module "seedfall"
 //
@@ -46,6 +52,12 @@
 //	Between the pause and the resume the host may copy the memory and the
 //	exported mutable globals, and resume any number of new instances of
 //	the same compiled module from the copy (Snapshot, Restore).
+//
+// cover_meta(ptr, len, id), cover_counters(ptr, nwords) (with Options.Cover)
+//
+//	Called after package init, before snapshot_point: once for each
+//	covered package, its metadata blob and the ID its counters carry; then
+//	once for each region of 32-bit counters. Nothing is returned.
 //
 // idle(subs_ptr, nsubs) -> i32 (with Options.Idle)
 //
@@ -90,6 +102,12 @@ const NewFile = "src/runtime/pause_seedfall_wasip1.go"
 //go:embed pause_seedfall_wasip1.go.in
 var newFile []byte
 
+// CoverFile is the file Options.Cover adds.
+const CoverFile = "src/runtime/cover_seedfall_wasip1.go"
+
+//go:embed cover_seedfall_wasip1.go.in
+var coverFile []byte
+
 // hook inserts text after the one line of a file that equals anchor
 // (leading and trailing blanks ignored).
 type hook struct {
@@ -97,6 +115,7 @@ type hook struct {
 	anchor string
 	insert string
 	idle   bool // only with Options.Idle
+	cover  bool // only with Options.Cover
 }
 
 var hooks = []hook{
@@ -116,6 +135,20 @@ var hooks = []hook{
 			"\t}\n",
 		idle: true,
 	},
+	{
+		file:   "src/runtime/proc.go",
+		anchor: "fn := main_main // make an indirect call, as the linker doesn't know the address of the main package when laying down the runtime",
+		insert: "\tseedfallCover() // seedfall: where the coverage counters are\n",
+		cover:  true,
+	},
+	{
+		// The host reads the counters: the guest writes no coverage files
+		// (and, without GOCOVERDIR, would warn on stderr that it cannot).
+		file:   "src/internal/coverage/cfile/hooks.go",
+		anchor: "func InitHook(istest bool) {",
+		insert: "\tif true {\n\t\treturn // seedfall: the host reads the counters from memory\n\t}\n",
+		cover:  true,
+	},
 }
 
 // Options selects the optional parts of the overlay.
@@ -123,6 +156,11 @@ type Options struct {
 	// Idle makes the runtime offer to pause when it would block in
 	// poll_oneoff. The guest then imports seedfall.idle.
 	Idle bool
+	// Cover is for a guest built with -cover: after package init, before
+	// the snapshot point, it calls seedfall.cover_meta for each covered
+	// package and seedfall.cover_counters for each counter region, and it
+	// writes no coverage files of its own.
+	Cover bool
 }
 
 // Files returns the overlay for `go build -overlay`, keyed by
@@ -132,8 +170,11 @@ type Options struct {
 func Files(goroot string, opts Options) (map[string][]byte, error) {
 	version := goVersion(goroot)
 	out := map[string][]byte{NewFile: bytes.Clone(newFile)}
+	if opts.Cover {
+		out[CoverFile] = bytes.Clone(coverFile)
+	}
 	for _, h := range hooks {
-		if h.idle && !opts.Idle {
+		if h.idle && !opts.Idle || h.cover && !opts.Cover {
 			continue
 		}
 		src, ok := out[h.file]

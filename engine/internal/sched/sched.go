@@ -271,6 +271,9 @@ type Options struct {
 	Watchdog time.Duration // real time one process may hold the baton; 0: no limit
 	// OnExit is called on Run's goroutine after a process's body returned.
 	OnExit func(p *Proc)
+	// Advance is called on Run's goroutine when virtual time is about to
+	// move on from now, every process parked: what ran at now is done.
+	Advance func(now int64)
 }
 
 // Run drives the world until Stop, the horizon, or until nothing can happen.
@@ -335,6 +338,9 @@ func (s *Sched) Run(opt Options) Outcome {
 			if next > s.until {
 				s.now = s.until
 				return Horizon
+			}
+			if opt.Advance != nil {
+				opt.Advance(s.now)
 			}
 			s.now = next
 			continue

@@ -36,6 +36,8 @@ type BootLog struct {
 	Flags []BootFlags
 	// Paused is set once the guest reached the snapshot point.
 	Paused bool
+	// Cover is where init said its coverage counters are (cover.go).
+	Cover *Cover
 
 	random int // random bytes drawn so far
 	yields int // sched_yield calls: the loop budget's refills
@@ -62,6 +64,7 @@ type BootFlags struct {
 // with, what the snapshot's init left it: its descriptors' flags, and the
 // lines init printed.
 func (p *Process) Replay(b *BootLog) {
+	p.Cover = b.Cover
 	for _, f := range b.Flags {
 		if e := p.fd(f.Fd); e != nil {
 			e.setFlags(f.Flags)

@@ -87,6 +87,9 @@ type Process struct {
 	// at the snapshot point, and a host call that a copy could not repeat
 	// stops it. Output goes to Boot, not to Output.
 	Boot *BootLog
+	// Cover is where a guest built with coverage keeps its counters, once
+	// it said so (cover.go), or its snapshot boot did (Replay).
+	Cover *Cover
 	// MonoStart is the virtual time at which the monotonic clock reads
 	// what it read at the start of the run: an incarnation restored from a
 	// snapshot continues the snapshot's clock (0 for a boot of its own).

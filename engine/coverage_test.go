@@ -1,0 +1,106 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seedfall/seedfall/engine/world"
+)
+
+// prepareCovered prepares an example world with coverage on.
+func prepareCovered(t *testing.T, path string) *Prepared {
+	t.Helper()
+	w, err := world.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Coverage = true
+	p, err := testEngine(t).Prepare(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// What a user asks of coverage: the blocks of their own code that ran, and
+// when each ran first. kvlog's server replays its log only when it restarts
+// after a crash, so a seed with crashes reaches replay's loop after 0.
+func TestCoverageOfTheUsersCode(t *testing.T) {
+	p := prepareCovered(t, "../examples/kvlog/seedfall.json")
+	res := run(t, p, 1, nil)
+	cov := res.Coverage
+	if cov == nil {
+		t.Fatal("a world with coverage on gave no coverage")
+	}
+	server := cov.Maps["server"]
+	if server == nil {
+		t.Fatalf("no coverage layout for the server; programs %v", cov.Hit.Programs())
+	}
+	hit, all := cov.Stmts()
+	if hit == 0 || hit >= all {
+		t.Fatalf("%d of %d statements ran, want some but not all", hit, all)
+	}
+	var crashed time.Duration
+	for _, f := range res.Schedule.Faults {
+		if f.Kind == "crash" {
+			crashed = f.At
+			break
+		}
+	}
+	if crashed == 0 {
+		t.Fatal("seed 1 of kvlog has no crash: pick another seed")
+	}
+	// The block of replayWith that applies a record (`data[key] = value`)
+	// runs first after a crash, and the standard library is not covered.
+	src, err := os.ReadFile("../examples/kvlog/server/store.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _, _ := strings.Cut(string(src), "data[key] = value")
+	line := uint32(strings.Count(before, "\n") + 1)
+	replayAt := time.Duration(-1)
+	for _, e := range cov.First {
+		where := cov.Maps[e.Program].Where(e.Unit)
+		if !strings.HasPrefix(where, "kvlog/") && !strings.HasPrefix(where, "kvclient/") {
+			t.Errorf("covered %s: not the user's code", where)
+		}
+		u := cov.Maps[e.Program].Units[e.Unit]
+		if e.Program == "server" && server.Funcs[u.Func].Name == "replayWith" && u.StLine <= line && u.EnLine >= line && replayAt < 0 {
+			replayAt = e.At
+		}
+	}
+	if replayAt < 0 {
+		t.Fatal("the server's replayWith never ran past its first lines in a run with a crash")
+	}
+	t.Logf("%d of %d statements; replay first seen at %v, first crash at %v", hit, all, replayAt, crashed)
+	if replayAt < crashed {
+		t.Errorf("replay's data[key] = value first seen at %v, before the first crash at %v: the first boot has no log to replay", replayAt, crashed)
+	}
+	// The same seed twice: the same coverage, to the moment.
+	again := run(t, p, 1, nil)
+	if len(again.Coverage.First) != len(cov.First) {
+		t.Fatalf("seed 1 twice: %d then %d first moments", len(cov.First), len(again.Coverage.First))
+	}
+	for i, e := range cov.First {
+		if again.Coverage.First[i] != e {
+			t.Fatalf("seed 1 twice: moment %d is %+v, then %+v", i, e, again.Coverage.First[i])
+		}
+	}
+}
+
+// A fork's coverage is the run's from scratch: forksOf compares it with
+// the rest of the result.
+func TestCoverageForkIsARunFromScratch(t *testing.T) {
+	p := prepareCovered(t, "../examples/kvlog/seedfall.json")
+	for _, fork := range forksOf(t, p, 2, 4) {
+		if fork.switched == 0 {
+			t.Fatal("a fork copied no guest from its checkpoint")
+		}
+		if fork.Coverage == nil || fork.Coverage.Hit.Len() == 0 {
+			t.Fatal("a fork has no coverage")
+		}
+	}
+}
