@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,6 +114,8 @@ type ExploreOptions struct {
 // ExploreProgress is how far an exploration is.
 type ExploreProgress struct {
 	Runs     int
+	Work     float64 // the budget spent, in runs (forks count the share they ran)
+	Shown    []StatusCount
 	Failures int
 	Elapsed  time.Duration
 	Budget   Budget
@@ -122,9 +125,10 @@ type ExploreProgress struct {
 type Exploration struct {
 	World     *World
 	Strategy  string
-	Runs      int    // runs made
-	Failures  []*Run // failing runs, distinct by digest, in the order found
-	Found     []*Run // runs the strategy reported with ctx.found
+	Runs      int     // runs made
+	Work      float64 // the budget they spent, in runs: forks count the share they ran
+	Failures  []*Run  // failing runs, distinct by digest, in the order found
+	Found     []*Run  // runs the strategy reported with ctx.found
 	Value     sl.Value
 	StoppedBy string // "budget" (spent), "strategy" (it returned with budget left) or "interrupted"
 	Budget    Budget
@@ -242,6 +246,11 @@ type exploreCtx struct {
 	seen     map[string]bool // failing digests
 	found    []*Run
 	stopped  string // why the strategy was stopped, "" while it runs
+	// work is the budget spent, in runs: a run from t=0 is 1, a fork the
+	// share of its parent's run it makes, a recording the share it runs
+	// (forks.go). runs counts the runs.
+	work  float64
+	shown []StatusCount // ctx.status
 }
 
 var _ sl.HasAttrs = (*exploreCtx)(nil)
@@ -255,7 +264,7 @@ func (c *exploreCtx) Truth() sl.Bool        { return sl.True }
 func (c *exploreCtx) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: explore_context") }
 
 func (c *exploreCtx) AttrNames() []string {
-	return []string{"branch", "branch_schedule", "failures", "found", "parallel", "remaining", "run", "run_many", "runs", "seeds", "world"}
+	return []string{"branch", "branch_schedule", "failures", "found", "mutate", "parallel", "remaining", "run", "run_many", "runs", "seeds", "status", "work", "world"}
 }
 
 func (c *exploreCtx) Attr(name string) (sl.Value, error) {
@@ -282,6 +291,12 @@ func (c *exploreCtx) Attr(name string) (sl.Value, error) {
 		return sl.NewBuiltin("branch_schedule", c.branchSchedule), nil
 	case "found":
 		return sl.NewBuiltin("found", c.foundFn), nil
+	case "mutate":
+		return sl.NewBuiltin("mutate", c.mutate), nil
+	case "status":
+		return sl.NewBuiltin("status", c.status), nil
+	case "work":
+		return sl.Float(c.work), nil
 	}
 	return nil, nil
 }
@@ -290,7 +305,10 @@ func (c *exploreCtx) Attr(name string) (sl.Value, error) {
 // wall time, n when time is left and 0 when not.
 func (c *exploreCtx) left(n int) int {
 	if c.budget.Runs > 0 {
-		return min(n, c.budget.Runs-c.runs)
+		if c.work >= float64(c.budget.Runs)-1e-9 {
+			return 0
+		}
+		return n
 	}
 	if time.Since(c.start) >= c.budget.Time {
 		return 0
@@ -305,7 +323,8 @@ func (c *exploreCtx) remaining(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []
 		return nil, err
 	}
 	if c.budget.Runs > 0 {
-		return sl.MakeInt(c.budget.Runs - c.runs), nil
+		// Whole runs left: a fork that costs a share still takes one.
+		return sl.MakeInt(int(math.Ceil(float64(c.budget.Runs) - c.work - 1e-9))), nil
 	}
 	return Duration(max(0, c.budget.Time-time.Since(c.start))), nil
 }
@@ -315,6 +334,11 @@ type job struct {
 	w    *World
 	seed uint64
 	sch  *faults.Schedule
+	// parent and at: the schedule keeps parent's past before at, so the
+	// run may fork from a checkpoint of parent's (forks.go).
+	parent *Run
+	at     time.Duration
+	from   *engine.Checkpoint
 }
 
 // jobOf reads a run_many item: a seed, a schedule (its seed), or a dict
@@ -328,6 +352,9 @@ func (c *exploreCtx) jobOf(v sl.Value) (job, error) {
 		return j, err
 	case *Schedule:
 		j.sch, j.seed = x.S, x.S.Seed
+		if x.parent != nil {
+			j.w, j.parent, j.at = x.parent.World, x.parent, x.forkAt
+		}
 		return j, nil
 	case sl.IterableMapping:
 		seed, sch, w := sl.Value(sl.None), sl.Value(sl.None), sl.Value(sl.None)
@@ -365,6 +392,9 @@ func (c *exploreCtx) jobFrom(seed, schV, wV sl.Value) (job, error) {
 			return j, fmt.Errorf("schedule: %v", err)
 		}
 		j.sch, j.seed = s, s.Seed
+		if x, ok := schV.(*Schedule); ok && x.parent != nil && (wV == sl.None || wV == x.parent.World) {
+			j.w, j.parent, j.at = x.parent.World, x.parent, x.forkAt
+		}
 	}
 	if seed != sl.None {
 		n, err := seedOf(seed)
@@ -386,13 +416,16 @@ func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
 		c.stopped = "budget"
 		return nil, errBudget
 	}
-	n := c.left(len(jobs))
-	out := make([]*Run, n)
-	errs := make([]error, n)
 	ctx := c.ctx
 	if ctx == nil {
 		ctx = c.env.Context()
 	}
+	n, err := c.forks(ctx, jobs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Run, n)
+	errs := make([]error, n)
 	// Items are taken in order, and none once the wall time is spent, so
 	// the runs made are always a prefix of the items.
 	items := func(yield func(int) bool) {
@@ -403,6 +436,9 @@ func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
 		}
 	}
 	run := func(ctx context.Context, i int) (*Run, error) {
+		if jobs[i].parent != nil {
+			return c.env.runFrom(ctx, jobs[i].w, jobs[i].seed, jobs[i].sch, jobs[i].from)
+		}
 		return c.env.RunValue(ctx, jobs[i].w, jobs[i].seed, jobs[i].sch)
 	}
 	done := 0
@@ -427,11 +463,12 @@ func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
 			return nil, fmt.Errorf("%s: %s: %w", fn, what, err)
 		}
 	}
-	for _, r := range out {
+	for i, r := range out {
 		if r == nil {
 			continue
 		}
 		c.runs++
+		c.work += jobs[i].cost()
 		if !r.Result.Passed && !c.seen[r.Result.Digest] {
 			c.seen[r.Result.Digest] = true
 			c.failures = append(c.failures, r)
@@ -442,7 +479,7 @@ func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
 		return nil, ErrInterrupted
 	}
 	if c.progress != nil {
-		c.progress(ExploreProgress{Runs: c.runs, Failures: len(c.failures), Elapsed: time.Since(c.start), Budget: c.budget})
+		c.progress(ExploreProgress{Runs: c.runs, Work: c.work, Failures: len(c.failures), Elapsed: time.Since(c.start), Budget: c.budget, Shown: c.shown})
 	}
 	if done < len(jobs) {
 		c.stopped = "budget"
@@ -571,7 +608,9 @@ func (c *exploreCtx) branchSchedule(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, 
 	if err != nil {
 		return nil, err
 	}
-	return NewSchedule(sch, r.World.w), nil
+	out := NewSchedule(sch, r.World.w)
+	out.parent, out.forkAt = r, sch.Branches[len(sch.Branches)-1].At
+	return out, nil
 }
 
 // found(r) reports a run the strategy finds worth keeping, failing or
@@ -754,7 +793,7 @@ func (e *Env) explore(t *sl.Thread, w *World, strategy sl.Callable, seeds sl.Val
 	c := &exploreCtx{env: e, world: w, seeds: seeds, parallel: o.Parallel, budget: o.Budget, ctx: o.Context,
 		start: time.Now(), progress: o.Progress, seen: map[string]bool{}}
 	v, err := sl.Call(t, strategy, sl.Tuple{c}, nil)
-	x := &Exploration{World: w, Strategy: name, Runs: c.runs, Failures: c.failures, Found: c.found, Value: v, Budget: o.Budget}
+	x := &Exploration{World: w, Strategy: name, Runs: c.runs, Work: c.work, Failures: c.failures, Found: c.found, Value: v, Budget: o.Budget}
 	switch {
 	case err == nil && c.left(1) == 0:
 		x.StoppedBy = "budget" // it returned with none left

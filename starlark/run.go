@@ -57,7 +57,7 @@ func (r *Run) Truth() sl.Bool        { return sl.True }
 func (r *Run) Hash() (uint32, error) { return sl.String(r.Result.Digest).Hash() }
 
 func (r *Run) AttrNames() []string {
-	return []string{"class_", "digest", "faults", "logs", "node", "ok", "reason", "save", "schedule", "seed", "sim_time", "steps", "world"}
+	return []string{"class_", "coverage", "digest", "faults", "features", "logs", "node", "ok", "reason", "save", "schedule", "seed", "sim_time", "steps", "world"}
 }
 
 func (r *Run) Attr(name string) (sl.Value, error) {
@@ -89,6 +89,10 @@ func (r *Run) Attr(name string) (sl.Value, error) {
 		return sl.NewBuiltin("logs", r.logs), nil
 	case "save":
 		return sl.NewBuiltin("save", r.save), nil
+	case "coverage":
+		return r.coverageValue(), nil
+	case "features":
+		return r.features(), nil
 	}
 	return nil, nil
 }
@@ -311,6 +315,12 @@ var ErrInterrupted = errors.New("interrupted")
 // schedule exactly (checked against the world first). Runs of the same
 // world share one build. It is safe to call from many goroutines.
 func (e *Env) RunValue(ctx context.Context, w *World, seed uint64, sch *faults.Schedule) (*Run, error) {
+	return e.runValue(ctx, w, seed, sch, !e.o.NoForks)
+}
+
+// runValue is RunValue; with forks, a run may fork from the Env's
+// recordings (engine.Recordings).
+func (e *Env) runValue(ctx context.Context, w *World, seed uint64, sch *faults.Schedule, forks bool) (*Run, error) {
 	if sch != nil {
 		if err := checkAgainst(sch, w.w); err != nil {
 			return nil, err
@@ -330,7 +340,7 @@ func (e *Env) RunValue(ctx context.Context, w *World, seed uint64, sch *faults.S
 		return nil, ErrInterrupted
 	}
 	opt := engine.RunOptions{Seed: seed, Schedule: sch}
-	if sch != nil && !e.o.NoForks {
+	if sch != nil && forks {
 		opt.From = e.forks.Branch(ctx, p, seed, sch)
 	}
 	res, err := p.Run(ctx, opt)
@@ -341,7 +351,7 @@ func (e *Env) RunValue(ctx context.Context, w *World, seed uint64, sch *faults.S
 	if err != nil {
 		return nil, err
 	}
-	if !e.o.NoForks {
+	if forks {
 		e.forks.Ran(p, seed, res.Schedule, res)
 	}
 	return &Run{World: w, Seed: seed, Given: sch, Result: res, env: e}, nil

@@ -186,6 +186,11 @@ func toFault(v sl.Value) (faults.Fault, error) {
 type Schedule struct {
 	S     *faults.Schedule
 	check *faults.CheckConfig // nil: no world yet
+	// parent is the run whose past the schedule keeps before forkAt
+	// (ctx.branch_schedule, ctx.mutate): explore runs it in the parent's
+	// world and may fork it from a checkpoint of the parent.
+	parent *Run
+	forkAt time.Duration
 }
 
 var (
