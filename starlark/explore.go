@@ -105,6 +105,9 @@ type ExploreOptions struct {
 	Progress func(ExploreProgress)
 	// Name names the strategy in errors (default: the function's name).
 	Name string
+	// StopAtFirst stops the strategy after the batch of runs in which it
+	// found its first failure.
+	StopAtFirst bool
 	// Context is the context of the strategy's runs (nil: the Env's, which
 	// Cancel ends). Once it ends, the runs in flight stop, the strategy's
 	// next run fails, and Explore returns what was found (ErrInterrupted).
@@ -121,6 +124,26 @@ type ExploreProgress struct {
 	Budget   Budget
 }
 
+// String is the progress line: "146 runs (100.0 of 100), corpus 12, blocks
+// 180, 3 failures"; runs whose forks cost less than a run show the work.
+func (p ExploreProgress) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s", plural(p.Runs, "run"))
+	switch {
+	case p.Budget.Runs > 0 && math.Abs(p.Work-float64(p.Runs)) > 0.05:
+		fmt.Fprintf(&b, " (%.1f of %d)", p.Work, p.Budget.Runs)
+	case p.Budget.Runs > 0:
+		fmt.Fprintf(&b, " (of %d)", p.Budget.Runs)
+	case p.Budget.Time > 0:
+		fmt.Fprintf(&b, " (%s of %s)", p.Elapsed.Round(time.Second), p.Budget.Time)
+	}
+	for _, s := range p.Shown {
+		fmt.Fprintf(&b, ", %s %d", s.Name, s.N)
+	}
+	fmt.Fprintf(&b, ", %s", plural(p.Failures, "failure"))
+	return b.String()
+}
+
 // Exploration is what explore found: a Starlark value.
 type Exploration struct {
 	World     *World
@@ -130,7 +153,7 @@ type Exploration struct {
 	Failures  []*Run  // failing runs, distinct by digest, in the order found
 	Found     []*Run  // runs the strategy reported with ctx.found
 	Value     sl.Value
-	StoppedBy string // "budget" (spent), "strategy" (it returned with budget left) or "interrupted"
+	StoppedBy string // "budget" (spent), "strategy" (it returned with budget left), "failure" (StopAtFirst) or "interrupted"
 	Budget    Budget
 }
 
@@ -164,7 +187,7 @@ func (x *Exploration) Hash() (uint32, error) {
 }
 
 func (x *Exploration) AttrNames() []string {
-	return []string{"best", "budget", "failures", "found", "runs", "stopped_by", "strategy", "value", "world"}
+	return []string{"best", "budget", "failures", "found", "runs", "stopped_by", "strategy", "value", "work", "world"}
 }
 
 func (x *Exploration) Attr(name string) (sl.Value, error) {
@@ -175,6 +198,8 @@ func (x *Exploration) Attr(name string) (sl.Value, error) {
 		return runList(x.Found), nil
 	case "runs":
 		return sl.MakeInt(x.Runs), nil
+	case "work":
+		return sl.Float(x.Work), nil
 	case "best":
 		if b := x.Best(); b != nil {
 			return b, nil
@@ -251,6 +276,9 @@ type exploreCtx struct {
 	// (forks.go). runs counts the runs.
 	work  float64
 	shown []StatusCount // ctx.status
+	// stopAtFirst: the strategy stops after the batch of its first failure
+	// (ExploreOptions.StopAtFirst).
+	stopAtFirst bool
 }
 
 var _ sl.HasAttrs = (*exploreCtx)(nil)
@@ -483,6 +511,10 @@ func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
 	}
 	if done < len(jobs) {
 		c.stopped = "budget"
+		return nil, errBudget
+	}
+	if c.stopAtFirst && len(c.failures) > 0 {
+		c.stopped = "failure"
 		return nil, errBudget
 	}
 	return out, nil
@@ -791,7 +823,7 @@ func (e *Env) explore(t *sl.Thread, w *World, strategy sl.Callable, seeds sl.Val
 		name = strategy.Name()
 	}
 	c := &exploreCtx{env: e, world: w, seeds: seeds, parallel: o.Parallel, budget: o.Budget, ctx: o.Context,
-		start: time.Now(), progress: o.Progress, seen: map[string]bool{}}
+		start: time.Now(), progress: o.Progress, seen: map[string]bool{}, stopAtFirst: o.StopAtFirst}
 	v, err := sl.Call(t, strategy, sl.Tuple{c}, nil)
 	x := &Exploration{World: w, Strategy: name, Runs: c.runs, Work: c.work, Failures: c.failures, Found: c.found, Value: v, Budget: o.Budget}
 	switch {
@@ -799,8 +831,8 @@ func (e *Env) explore(t *sl.Thread, w *World, strategy sl.Callable, seeds sl.Val
 		x.StoppedBy = "budget" // it returned with none left
 	case err == nil:
 		x.StoppedBy = "strategy"
-	case errors.Is(err, errBudget) && c.stopped == "budget":
-		x.StoppedBy, x.Value = "budget", nil
+	case errors.Is(err, errBudget) && (c.stopped == "budget" || c.stopped == "failure"):
+		x.StoppedBy, x.Value = c.stopped, nil
 	case errors.Is(err, ErrInterrupted):
 		x.StoppedBy, x.Value = "interrupted", nil
 		return x, ErrInterrupted
@@ -868,14 +900,7 @@ func (e *Env) exploreFn(t *sl.Thread, b *sl.Builtin, args sl.Tuple, kwargs []sl.
 	o := ExploreOptions{Budget: budget, Parallel: parallel}
 	if e.o.Progress != nil {
 		o.Progress = func(p ExploreProgress) {
-			of := ""
-			switch {
-			case p.Budget.Runs > 0:
-				of = fmt.Sprintf(" of %d", p.Budget.Runs)
-			case p.Budget.Time > 0:
-				of = fmt.Sprintf(" (%s of %s)", p.Elapsed.Round(time.Second), p.Budget.Time)
-			}
-			e.progress("explore: %d runs%s, %s", p.Runs, of, plural(p.Failures, "failure"))
+			e.progress("explore: %s", p)
 		}
 	}
 	x, err := e.explore(t, w, fn, seeds, o)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,7 +28,8 @@ func init() {
 func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("explore", stderr)
 	cfg := worldFlags(fs)
-	strategy := fs.String("strategy", "random_seeds", "a stdlib strategy (random_seeds, swarm, branch_closest) or a .star file defining strategy(ctx)")
+	strategy := fs.String("strategy", "random_seeds", "a stdlib strategy (random_seeds, swarm, branch_closest, guided) or a .star file defining strategy(ctx)")
+	first := fs.Bool("stop-at-first", false, "stop after the batch of runs that found the first failure")
 	budgetFlag := fs.String("budget", starlark.DefaultBudget.String(), "how much to explore: a run count (500: the same failures every time) or wall time (10m)")
 	seedsFlag := fs.String("seeds", fmt.Sprintf("1-%d", starlark.DefaultSeeds), "the seeds the strategy draws from (ctx.seeds): 1-1000, or lists like 2-3,9")
 	parallel := fs.Int("parallel", defaultParallel(), "runs at once")
@@ -86,14 +88,10 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		if !term {
 			return
 		}
-		of := budget.String()
-		if budget.Time > 0 {
-			of = fmt.Sprintf("%s of %s", p.Elapsed.Round(time.Second), budget.Time)
-		}
-		fmt.Fprintf(stderr, "\r\033[Kexplore %s: %d runs (%s), %s", name, p.Runs, of, plural(p.Failures, "failure"))
+		fmt.Fprintf(stderr, "\r\033[Kexplore %s: %s", name, p)
 	}
 	start := time.Now()
-	x, err := env.Explore(th, wv, fn, starlark.ExploreOptions{Seeds: seeds, Budget: budget, Parallel: *parallel, Progress: progress, Name: name, Context: ctx})
+	x, err := env.Explore(th, wv, fn, starlark.ExploreOptions{Seeds: seeds, Budget: budget, Parallel: *parallel, Progress: progress, Name: name, Context: ctx, StopAtFirst: *first})
 	if term {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
@@ -119,15 +117,24 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
+// exploredRuns is "146 runs", and the work they cost when forks made it
+// less: "146 runs, 100.0 of work".
+func exploredRuns(x *starlark.Exploration) string {
+	if math.Abs(x.Work-float64(x.Runs)) <= 0.05 {
+		return plural(x.Runs, "run")
+	}
+	return fmt.Sprintf("%s, %.1f of work", plural(x.Runs, "run"), x.Work)
+}
+
 // printExploration saves every failure's schedule and prints them, the
 // best with its trace.
 func printExploration(s *session.Session, w io.Writer, x *starlark.Exploration, took time.Duration) error {
-	why := map[string]string{"budget": "the budget is spent", "strategy": "the strategy ended", "interrupted": "interrupted"}[x.StoppedBy]
+	why := map[string]string{"budget": "the budget is spent", "strategy": "the strategy ended", "failure": "stopped at the first failure", "interrupted": "interrupted"}[x.StoppedBy]
 	if len(x.Failures) == 0 {
-		fmt.Fprintf(w, "no failure in %s (%s, %s; %s)\n", plural(x.Runs, "run"), x.Strategy, wallTime(int64(took)), why)
+		fmt.Fprintf(w, "no failure in %s (%s, %s; %s)\n", exploredRuns(x), x.Strategy, wallTime(int64(took)), why)
 		return nil
 	}
-	fmt.Fprintf(w, "%s in %s (%s, %s; %s):\n", plural(len(x.Failures), "failure"), plural(x.Runs, "run"), x.Strategy, wallTime(int64(took)), why)
+	fmt.Fprintf(w, "%s in %s (%s, %s; %s):\n", plural(len(x.Failures), "failure"), exploredRuns(x), x.Strategy, wallTime(int64(took)), why)
 	perSeed := map[uint64]int{}
 	replays := map[*starlark.Run]string{}
 	for _, r := range x.Failures {
