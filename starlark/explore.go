@@ -124,16 +124,17 @@ type ExploreProgress struct {
 	Budget   Budget
 }
 
-// String is the progress line: "146 runs (100.0 of 100), corpus 12, blocks
-// 180, 3 failures"; runs whose forks cost less than a run show the work.
+// String is the progress line: "40 runs of 100, 3 failures"; when forks
+// made runs cost less than one, the work: "146 runs, 100.0 of 100, corpus
+// 12, blocks 180, 3 failures".
 func (p ExploreProgress) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", plural(p.Runs, "run"))
 	switch {
 	case p.Budget.Runs > 0 && math.Abs(p.Work-float64(p.Runs)) > 0.05:
-		fmt.Fprintf(&b, " (%.1f of %d)", p.Work, p.Budget.Runs)
+		fmt.Fprintf(&b, ", %.1f of %d", p.Work, p.Budget.Runs)
 	case p.Budget.Runs > 0:
-		fmt.Fprintf(&b, " (of %d)", p.Budget.Runs)
+		fmt.Fprintf(&b, " of %d", p.Budget.Runs)
 	case p.Budget.Time > 0:
 		fmt.Fprintf(&b, " (%s of %s)", p.Elapsed.Round(time.Second), p.Budget.Time)
 	}

@@ -136,7 +136,7 @@ func TestExploreDoc(t *testing.T) {
 	out, _ := runDoc(t, "explore.md", 4, "examples/kvlog", "examples/kvclient", "scripts/strategies")
 	for _, want := range []string{
 		"<exploration random_seeds: 40 runs, 7 failures (seeds 1, 12, 20, 23, 28, 30, 31)>",
-		"12 1 client#1 exited with status 1", "40 budget", "[True]", "1 1 strategy", "30 1 False", "32 0", "budget True",
+		"12 1 client#1 exited with status 1", "45 budget", "True block", "0", "True budget", "[True]", "1 1 strategy", "30 1 False", "32 0", "budget True",
 		"crash_per_sec alone:    3 of 20 seeds fail (first: seed 1)", `{"crash_per_sec": 3, "torn_writes": 0}`,
 	} {
 		if !strings.Contains(out, "\n"+want+"\n") && !strings.HasPrefix(out, want+"\n") {

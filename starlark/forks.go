@@ -44,7 +44,11 @@ func (j job) cost() float64 {
 
 // forks admits the prefix of jobs the budget allows, records the parents
 // worth recording and gives each admitted child its checkpoint; it returns
-// how many jobs were admitted.
+// how many jobs were admitted. Which parents are recorded is decided from
+// the whole batch; admission then charges each job what it is expected to
+// cost (a child of a recorded parent the share after its moment, its
+// parent's recording the share up to its last moment, at its first
+// child); only the admitted children's moments are recorded.
 func (c *exploreCtx) forks(ctx context.Context, jobs []job) (int, error) {
 	if c.env.o.NoForks {
 		return c.left(len(jobs)), nil
@@ -53,9 +57,11 @@ func (c *exploreCtx) forks(ctx context.Context, jobs []job) (int, error) {
 		parent  *Run
 		moments []time.Duration
 		saves   float64
+		charged bool
 	}
 	var groups []*group
 	byParent := map[*Run]*group{}
+	length := func(j job) float64 { return float64(j.parent.Result.SimNs) }
 	for _, j := range jobs {
 		if j.parent == nil || j.parent.Result.SimNs <= 0 || j.w != j.parent.World {
 			continue
@@ -66,19 +72,43 @@ func (c *exploreCtx) forks(ctx context.Context, jobs []job) (int, error) {
 			byParent[j.parent] = g
 			groups = append(groups, g)
 		}
-		g.saves += float64(j.at) / float64(j.parent.Result.SimNs)
+		g.saves += float64(j.at) / length(j)
+	}
+	n := len(jobs)
+	work := c.work
+	for i, j := range jobs {
+		if c.budget.Runs > 0 && work >= float64(c.budget.Runs)-1e-9 {
+			n = i
+			break
+		}
+		g := byParent[j.parent]
+		if j.parent == nil || g == nil || g.saves < recordAfter {
+			work++
+			continue
+		}
+		if !g.charged {
+			g.charged = true
+			last := time.Duration(0)
+			for _, k := range jobs {
+				if k.parent == j.parent {
+					last = max(last, k.at)
+				}
+			}
+			work += min(1, float64(last)/length(j))
+		}
+		work += max(0.05, 1-float64(j.at)/length(j))
 		if !slices.Contains(g.moments, j.at) {
 			g.moments = append(g.moments, j.at)
 		}
 	}
 	recorded := map[*Run][]*engine.Checkpoint{}
 	for _, g := range groups {
-		if g.saves < recordAfter {
+		if g.saves < recordAfter || len(g.moments) == 0 {
 			continue
 		}
 		slices.Sort(g.moments)
 		if len(g.moments) > maxMoments {
-			// Keep moments spread over the run: every k-th, and the last.
+			// Keep moments spread over the run: every k-th.
 			var kept []time.Duration
 			k := (len(g.moments) + maxMoments - 1) / maxMoments
 			for i := 0; i < len(g.moments); i += k {
@@ -86,29 +116,21 @@ func (c *exploreCtx) forks(ctx context.Context, jobs []job) (int, error) {
 			}
 			g.moments = kept
 		}
-		if c.budget.Runs > 0 && c.work >= float64(c.budget.Runs)-1e-9 {
-			break
-		}
 		cps, err := c.record(ctx, g.parent, g.moments)
 		if err != nil {
 			return 0, err
 		}
 		recorded[g.parent] = cps
 	}
-	work := c.work
-	for i := range jobs {
+	for i := range jobs[:n] {
 		j := &jobs[i]
 		for _, cp := range recorded[j.parent] {
 			if cp.At <= j.at && cp.Reason == "" {
 				j.from = cp
 			}
 		}
-		if c.budget.Runs > 0 && work >= float64(c.budget.Runs)-1e-9 {
-			return i, nil
-		}
-		work += j.cost()
 	}
-	return len(jobs), nil
+	return n, nil
 }
 
 // record runs parent again up to its last moment with a checkpoint at each,

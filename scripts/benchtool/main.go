@@ -28,16 +28,18 @@ type result struct {
 }
 
 var (
-	bin       = flag.String("seedfall", "", "the seedfall binary")
-	root      = flag.String("root", ".", "the repository root")
-	seeds     = flag.Int("seeds", 500, "seeds per throughput row")
-	cold      = flag.Bool("cold", true, "measure a first run from empty caches (takes a while: Go builds the standard library for wasip1)")
-	only      = flag.String("only", "", `print one section only: "cpu" (CPU time against free CPU), "merge" (seedfall merge of 10,000 seeds), "snapshot" (starts from the post-init snapshot against cold boots), "cause" (seedfall cause in runs of the seed)`)
-	cpuRounds = flag.Int("cpurounds", 3, "interleaved rounds of the CPU time against free CPU comparison")
-	netSeeds  = flag.Int("netseeds", 2, "seeds of the 5-node chatting world (about 20s of real time each)")
-	mergeRuns = flag.Int("mergerounds", 3, "runs of each seedfall merge of 10,000 seeds")
-	causeRuns = flag.Int("causerounds", 3, "interleaved rounds of seedfall cause, each way of running its forks")
-	causePar  = flag.Int("causeparallel", 2, "forks seedfall cause runs at once (its default is 2)")
+	bin          = flag.String("seedfall", "", "the seedfall binary")
+	root         = flag.String("root", ".", "the repository root")
+	seeds        = flag.Int("seeds", 500, "seeds per throughput row")
+	cold         = flag.Bool("cold", true, "measure a first run from empty caches (takes a while: Go builds the standard library for wasip1)")
+	only         = flag.String("only", "", `print one section only: "cpu" (CPU time against free CPU), "merge" (seedfall merge of 10,000 seeds), "snapshot" (starts from the post-init snapshot against cold boots), "cause" (seedfall cause in runs of the seed), "guided" (CPU and runs to the first failure of each exploration strategy)`)
+	cpuRounds    = flag.Int("cpurounds", 3, "interleaved rounds of the CPU time against free CPU comparison")
+	netSeeds     = flag.Int("netseeds", 2, "seeds of the 5-node chatting world (about 20s of real time each)")
+	mergeRuns    = flag.Int("mergerounds", 3, "runs of each seedfall merge of 10,000 seeds")
+	causeRuns    = flag.Int("causerounds", 3, "interleaved rounds of seedfall cause, each way of running its forks")
+	causePar     = flag.Int("causeparallel", 2, "forks seedfall cause runs at once (its default is 2)")
+	explorations = flag.Int("explorations", 5, "exploration seeds of each strategy on each world (-only guided)")
+	guidedBudget = flag.Int("guidedbudget", 5000, "the run budget of each exploration (-only guided)")
 )
 
 func main() {
@@ -58,6 +60,9 @@ func main() {
 		return
 	case "cause":
 		PrintCauseFigures(*causeRuns, *causePar)
+		return
+	case "guided":
+		PrintGuidedFigures(*explorations, *guidedBudget)
 		return
 	}
 	trivial := filepath.Join(*root, "scripts/benchtool/trivial/seedfall.json")
