@@ -13,7 +13,7 @@ import (
 // Coverage of the user's code (issue 28). A world with "coverage" on builds
 // its programs with Go's coverage counters (engine/cover), and this family
 // reads them out of the guests while the run goes: each time virtual time
-// is about to move on, at least coverSample after the last look, it scans
+// is about to move on, at least coverSample (100µs) after the last look, it scans
 // the counters of every live guest and notes, for each block that ran for
 // the first time in the run, the moment it saw it. It also looks at a
 // guest just before it crashes or after it ends. The moments are exact to
@@ -27,8 +27,9 @@ import (
 // (keep and resume): what a fork reports is what the run from scratch
 // reports (TestCoverageForkIsARunFromScratch).
 
-// coverSample is the least virtual time between two looks.
-const coverSample = time.Millisecond
+// coverSample is the least virtual time between two looks: the precision
+// of the moments, which guided search forks at.
+const coverSample = 100 * time.Microsecond
 
 func init() {
 	register(familyDef{name: "coverage", open: openCoverage})

@@ -2,6 +2,7 @@ package guide
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -21,8 +22,19 @@ const (
 var Ops = []string{Rekey, Add, Shift, Remove}
 
 // Window is how far after its moment a mutation puts a fault, and how far
-// a shift moves one, at most.
-const Window = 50 * time.Millisecond
+// a shift moves one, at most; MinStep the least. The distance is drawn
+// log-uniformly between them, so that a window of tens of microseconds
+// (the moment a compaction renames its file) is hit about as often as one
+// of tens of milliseconds.
+const (
+	Window  = 50 * time.Millisecond
+	MinStep = 10 * time.Microsecond
+)
+
+// step draws a distance between MinStep and Window, log-uniformly.
+func step(r *rand.Rand) time.Duration {
+	return time.Duration(float64(MinStep) * math.Pow(float64(Window)/float64(MinStep), r.Float64()))
+}
 
 // Mutate returns a schedule that is parent's before at and changed from
 // there by op, drawing its choices from key: a run under it is parent's
@@ -79,9 +91,12 @@ func Mutate(parent *faults.Schedule, op string, at time.Duration, key uint64, do
 	switch {
 	case op == Add && len(timed) > 0:
 		f := timed[r.IntN(len(timed))]
-		after = append(after, move(f, at+time.Duration(r.Int64N(int64(Window)))))
+		after = append(after, move(f, at+step(r)))
 	case op == Shift && len(after) > 0:
-		d := time.Duration(r.Int64N(int64(2*Window))) - Window
+		d := step(r)
+		if r.IntN(2) == 0 {
+			d = -d
+		}
 		after[0] = move(after[0], after[0].At+d)
 	case op == Remove && len(after) > 0:
 		after = after[1:]
