@@ -45,10 +45,13 @@ func (j job) cost() float64 {
 // forks admits the prefix of jobs the budget allows, records the parents
 // worth recording and gives each admitted child its checkpoint; it returns
 // how many jobs were admitted. Which parents are recorded is decided from
-// the whole batch; admission then charges each job what it is expected to
-// cost (a child of a recorded parent the share after its moment, its
-// parent's recording the share up to its last moment, at its first
-// child); only the admitted children's moments are recorded.
+// the whole batch; admission then counts what each job will cost (a child
+// of a recorded parent the share after its moment, and its parent's
+// recording as far as its latest moment so far); only the admitted
+// children's moments are recorded, so what is charged afterwards is what
+// admission counted, unless a moment could not be checkpointed (a guest
+// waiting inside a host call): its child then forks from an earlier one
+// and costs more.
 func (c *exploreCtx) forks(ctx context.Context, jobs []job) (int, error) {
 	if c.env.o.NoForks {
 		return c.left(len(jobs)), nil
@@ -57,7 +60,7 @@ func (c *exploreCtx) forks(ctx context.Context, jobs []job) (int, error) {
 		parent  *Run
 		moments []time.Duration
 		saves   float64
-		charged bool
+		last    time.Duration // the latest moment of its admitted children
 	}
 	var groups []*group
 	byParent := map[*Run]*group{}
@@ -86,15 +89,10 @@ func (c *exploreCtx) forks(ctx context.Context, jobs []job) (int, error) {
 			work++
 			continue
 		}
-		if !g.charged {
-			g.charged = true
-			last := time.Duration(0)
-			for _, k := range jobs {
-				if k.parent == j.parent {
-					last = max(last, k.at)
-				}
-			}
-			work += min(1, float64(last)/length(j))
+		if j.at > g.last {
+			// The recording runs to the latest moment admitted.
+			work += min(1, float64(j.at)/length(j)) - min(1, float64(g.last)/length(j))
+			g.last = j.at
 		}
 		work += max(0.05, 1-float64(j.at)/length(j))
 		if !slices.Contains(g.moments, j.at) {
@@ -108,13 +106,14 @@ func (c *exploreCtx) forks(ctx context.Context, jobs []job) (int, error) {
 		}
 		slices.Sort(g.moments)
 		if len(g.moments) > maxMoments {
-			// Keep moments spread over the run: every k-th.
+			// Keep moments spread over the run, the last among them: the
+			// recording runs as far as it.
 			var kept []time.Duration
-			k := (len(g.moments) + maxMoments - 1) / maxMoments
-			for i := 0; i < len(g.moments); i += k {
+			k := (len(g.moments) + maxMoments - 2) / (maxMoments - 1)
+			for i := 0; i < len(g.moments)-1; i += k {
 				kept = append(kept, g.moments[i])
 			}
-			g.moments = kept
+			g.moments = append(kept, g.moments[len(g.moments)-1])
 		}
 		cps, err := c.record(ctx, g.parent, g.moments)
 		if err != nil {

@@ -199,7 +199,7 @@ var (
 		{regexp.MustCompile(`\bin ` + durPat + ` \([0-9.]+ seeds/s\)`), "in <T> (<N> seeds/s)"},
 		{regexp.MustCompile(`"wall_ns":[0-9]+`), `"wall_ns":<N>`},
 		{regexp.MustCompile(`(\d+ runs?, [a-z_]+), ` + durPat + `;`), "$1, <T>;"},
-		{regexp.MustCompile(`(\d+ runs? \([a-z_./]+), ` + durPat + `;`), "$1, <T>;"}, // seedfall explore
+		{regexp.MustCompile(`(\d+ runs?(?:, [0-9.]+ of work)? \([a-z_./]+), ` + durPat + `;`), "$1, <T>;"}, // seedfall explore
 		{regexp.MustCompile(`"seedfall":"[^"]*"`), `"seedfall":"<V>"`},
 		{regexp.MustCompile(`^seedfall \S+ \((?:commit [0-9a-f]+(?:\+dirty)?, )?go\S+ \S+/\S+\)$`), "seedfall <VERSION>"},
 		// go test's times: "--- FAIL: TestKV/seed=1 (0.07s)", "ok  \tpkg\t1.2s".
