@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,8 +109,21 @@ func Features(res *engine.Result) []Feature {
 		}
 	}
 	shapes := map[string]bool{}
+	props := map[string]bool{}
 	for _, l := range res.Lines {
-		if l.Gap() || l.Kind != trace.Stdout && l.Kind != trace.Stderr {
+		if l.Gap() {
+			continue
+		}
+		if l.Kind == trace.Event {
+			// The properties family writes when each property was first
+			// reached, and when a Sometimes first held.
+			if what, ok := propertyMoment(l.Text); ok && !props[what] {
+				props[what] = true
+				out = append(out, Feature{Kind: Property, What: what, At: time.Duration(l.At)})
+			}
+			continue
+		}
+		if l.Kind != trace.Stdout && l.Kind != trace.Stderr {
 			continue
 		}
 		what := l.Node + ": " + Shape(l.Text)
@@ -140,15 +154,43 @@ func Features(res *engine.Result) []Feature {
 		}
 		return 1
 	})
+	// The properties the trace did not time (its lines were cut).
 	for _, p := range res.Properties {
-		if p.Hits > 0 {
-			out = append(out, Feature{Kind: Property, What: p.Kind + " " + p.Message + " reached", At: Unknown})
+		if what := p.Kind + " " + p.Message + " reached"; p.Hits > 0 && !props[what] {
+			out = append(out, Feature{Kind: Property, What: what, At: Unknown})
 		}
-		if p.Holds() && p.Hits > 0 {
-			out = append(out, Feature{Kind: Property, What: p.Kind + " " + p.Message + " held", At: Unknown})
+		if what := p.Kind + " " + p.Message + " held"; p.Holds() && p.Hits > 0 && !props[what] {
+			out = append(out, Feature{Kind: Property, What: what, At: Unknown})
 		}
 	}
 	return out
+}
+
+// propertyMoment reads the properties family's trace line of a property
+// reached or a Sometimes true for the first time (engine/properties.go):
+// `property sometimes "compacted" first reached at main.go:12`.
+func propertyMoment(text string) (string, bool) {
+	rest, ok := strings.CutPrefix(text, "property ")
+	if !ok {
+		return "", false
+	}
+	kind, rest, ok := strings.Cut(rest, " ")
+	if !ok {
+		return "", false
+	}
+	msg, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return "", false
+	}
+	m, _ := strconv.Unquote(msg)
+	rest = rest[len(msg):]
+	switch {
+	case strings.HasPrefix(rest, " first reached at "):
+		return kind + " " + m + " reached", true
+	case strings.HasPrefix(rest, " first true at "):
+		return kind + " " + m + " held", true
+	}
+	return "", false
 }
 
 // Shape is a line with every run of digits replaced by '#', cut to 120

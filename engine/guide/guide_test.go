@@ -80,6 +80,7 @@ func TestFeatures(t *testing.T) {
 			{At: int64(5 * ms), Node: "client", Kind: trace.Stderr, Text: "lost write k12 at op 12"},
 			{At: int64(6 * ms), Node: "client", Kind: trace.Stderr, Text: "lost write k13 at op 13"},
 			{At: int64(7 * ms), Node: "server", Kind: trace.Event, Text: "crash"},
+			{At: int64(8 * ms), Node: "server", Kind: trace.Event, Text: `property sometimes "compacted" first reached at main.go:12`},
 		},
 		Properties: []engine.Property{{Kind: engine.PropSometimes, Message: "compacted", Hits: 3, True: 1}},
 	}
@@ -89,9 +90,9 @@ func TestFeatures(t *testing.T) {
 	}
 	want := []string{
 		"5ms log client: lost write k# at op #",
+		"8ms property sometimes compacted reached",
 		"100ms faults crash",
 		"900ms faults crash then crash",
-		"property sometimes compacted reached",
 		"property sometimes compacted held",
 	}
 	if !reflect.DeepEqual(got, want) {
