@@ -64,6 +64,17 @@ func TestAntithesisAssertionsCountLikeSim(t *testing.T) {
 			t.Errorf("%s %q: site %q, want the user's call site in %s", g.Kind, g.Message, g.Site, sdkSite)
 		}
 	}
+	// Numeric guidance: SometimesGreaterThan(i, 3) false at steps 1, 2 and
+	// 3 comes within 2, 1 and 0 of true, each closer, at later moments.
+	var late []Guidance
+	for _, g := range r.Guidance {
+		if g.Message == "sdk a late step" {
+			late = append(late, g)
+		}
+	}
+	if len(late) != 3 || late[0].Bucket != 2 || late[1].Bucket != 1 || late[2].Bucket != 0 || !(late[0].At <= late[1].At && late[1].At <= late[2].At) {
+		t.Errorf("guidance of \"sdk a late step\": %+v; want buckets 2, 1, 0 in order", late)
+	}
 	out := output(r, "")
 	for _, s := range []string{
 		`property always "sdk balance never negative" first reached at ` + sdkSite,

@@ -163,9 +163,10 @@ func forksOf(t *testing.T, p *Prepared, seed uint64, parts int) []forked {
 			Reach               disk.Reach
 			Weakened            uint64
 			Coverage            *cover.Run
+			Guidance            []Guidance
 		}
 		see := func(r *Result) seen {
-			return seen{r.Passed, r.Class, r.Reason, r.Node, r.SimNs, r.Steps, r.Properties, r.History, r.Reach, r.Weakened, r.Coverage}
+			return seen{r.Passed, r.Class, r.Reason, r.Node, r.SimNs, r.Steps, r.Properties, r.History, r.Reach, r.Weakened, r.Coverage, r.Guidance}
 		}
 		if a, b := see(fork), see(scratch); !reflect.DeepEqual(a, b) {
 			t.Fatalf("seed %d: the fork at %v has the run's trace but not its result:\nfork    %+v\nscratch %+v", seed, c.At, a, b)

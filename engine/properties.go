@@ -1,11 +1,13 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/build"
 	"go/parser"
 	"go/token"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
@@ -124,11 +127,55 @@ type propFamily struct {
 	*env
 	seen  []*Property
 	index map[propKey]*Property
+	// closest is, by property, the least distance bucket its operands
+	// came to (guide), and guidance every time one came closer.
+	closest  map[propKey]int
+	guidance []Guidance
+}
+
+// Guidance is a rich assertion whose operands came closer than before in
+// the run (Antithesis's numeric guidance): a Sometimes comparison not yet
+// true, or an Always comparison still true, whose left and right operands
+// came within 2^Bucket - 1 of each other at At. A search that keeps the
+// runs that came closest reaches the boundary sooner (engine/guide).
+type Guidance struct {
+	Kind, Message string
+	Bucket        int
+	At            time.Duration
 }
 
 func openProperties(e *env) (family, error) {
-	pf := &propFamily{env: e, index: map[propKey]*Property{}}
-	return family{process: pf.process, result: func(res *Result) { res.Properties = pf.list(pf.declared()) }}, nil
+	pf := &propFamily{env: e, index: map[propKey]*Property{}, closest: map[propKey]int{}}
+	return family{process: pf.process, result: func(res *Result) {
+		res.Properties = pf.list(pf.declared())
+		res.Guidance = pf.guidance
+	}}, nil
+}
+
+// guide notes how close a rich assertion's operands came, from its
+// details ({"left": 4, "right": 3, ...}), when that is closer than before.
+func (pf *propFamily) guide(k propKey, details string) {
+	if !strings.Contains(details, `"left"`) {
+		return
+	}
+	var ops struct{ Left, Right *float64 }
+	if json.Unmarshal([]byte(details), &ops) != nil || ops.Left == nil || ops.Right == nil {
+		return
+	}
+	d := math.Abs(*ops.Left - *ops.Right)
+	if math.IsNaN(d) {
+		return
+	}
+	bucket := 0
+	for d >= 1 && bucket < 64 {
+		d /= 2
+		bucket++
+	}
+	if b, ok := pf.closest[k]; ok && b <= bucket {
+		return
+	}
+	pf.closest[k] = bucket
+	pf.guidance = append(pf.guidance, Guidance{Kind: k.kind, Message: k.message, Bucket: bucket, At: time.Duration(pf.now())})
 }
 
 func (pf *propFamily) process(n *node, p *wasi.Process) {
@@ -166,6 +213,9 @@ func (pf *propFamily) assert(n *node, a wasi.Assertion) (stop bool) {
 		}
 	}
 	pr.Hits++
+	if kind == PropSometimes && !a.Cond || kind == PropAlways && a.Cond {
+		pf.guide(k, a.Details)
+	}
 	if a.Cond {
 		pr.True++
 		if kind == PropSometimes && pr.True == 1 && pr.Hits > 1 {

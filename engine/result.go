@@ -100,6 +100,9 @@ type Result struct {
 	History *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
 
 	Properties []Property // sim properties this run reached or its programs declare (properties.go)
+	// Guidance is each time a rich assertion's operands came closer than
+	// before in the run (properties.go).
+	Guidance []Guidance
 	// Coverage is which blocks of the user's code ran, and when each ran
 	// first, in a world with "coverage" on (coverage.go); nil otherwise.
 	Coverage *cover.Run

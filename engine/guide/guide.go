@@ -22,7 +22,7 @@ import (
 // The kinds of feature.
 const (
 	Block    = "block"    // a block of the user's code ran (coverage)
-	Property = "property" // a sim or Antithesis property was reached, or held
+	Property = "property" // a sim or Antithesis property was reached or held, or its operands came closer
 	Log      = "log"      // a program printed a line of a new shape (numbers masked)
 	Faults   = "faults"   // a fault followed another of a kind it had not followed
 )
@@ -131,6 +131,9 @@ func Features(res *engine.Result) []Feature {
 			shapes[what] = true
 			out = append(out, Feature{Kind: Log, What: what, At: time.Duration(l.At)})
 		}
+	}
+	for _, g := range res.Guidance {
+		out = append(out, Feature{Kind: Property, What: fmt.Sprintf("%s %s operands within %d", g.Kind, g.Message, uint64(1)<<g.Bucket-1), At: g.At})
 	}
 	prev := ""
 	pairs := map[string]bool{}
