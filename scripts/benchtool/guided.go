@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	sl "go.starlark.net/starlark"
@@ -24,6 +25,44 @@ var guidedSubjects = []string{
 
 // guidedStrategies are the stdlib strategies compared.
 var guidedStrategies = []string{"random_seeds", "swarm", "branch_closest", "guided"}
+
+// PrintCoverageCost measures what coverage costs kvlog's seeds: the CPU
+// of the same seeds run one at a time with coverage on and off, in
+// interleaved rounds, and the median of each round's ratio.
+func PrintCoverageCost(rounds, seeds int) {
+	ctx := context.Background()
+	e, err := engine.New(ctx, engine.Options{})
+	check(err)
+	defer e.Close(ctx)
+	w, err := world.Load(filepath.Join(*root, "examples/kvlog/seedfall.json"))
+	check(err)
+	covered := *w
+	covered.Coverage = true
+	var ps [2]*engine.Prepared
+	for i, cw := range []*world.World{w, &covered} {
+		ps[i], err = e.Prepare(ctx, cw)
+		check(err)
+		ps[i].Run(ctx, engine.RunOptions{Seed: 1}) // warms the caches
+	}
+	var ratios, perSec []float64
+	for range rounds {
+		var cpu [2]float64
+		for i, p := range ps {
+			procs := runtime.GOMAXPROCS(1)
+			cpu[i] = measure(func() {
+				for s := range seeds {
+					_, err := p.Run(ctx, engine.RunOptions{Seed: uint64(s + 1)})
+					check(err)
+				}
+			}).cpu
+			runtime.GOMAXPROCS(procs)
+		}
+		ratios = append(ratios, cpu[1]/cpu[0])
+		perSec = append(perSec, float64(seeds)/(cpu[1]/1e9))
+	}
+	fmt.Printf("\ncoverage on kvlog: %d seeds, %d interleaved rounds: CPU with coverage over without %.3f (median; %.3f to %.3f), %.0f seeds per CPU-second with it\n",
+		seeds, rounds, median(ratios), slices.Min(ratios), slices.Max(ratios), median(perSec))
+}
 
 // PrintGuidedFigures measures, for each subject and strategy, the CPU
 // seconds and the runs an exploration takes to its first failure

@@ -62,6 +62,7 @@ func main() {
 		PrintCauseFigures(*causeRuns, *causePar)
 		return
 	case "guided":
+		PrintCoverageCost(*cpuRounds, *seeds/5)
 		PrintGuidedFigures(*explorations, *guidedBudget)
 		return
 	}
