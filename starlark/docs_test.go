@@ -29,20 +29,39 @@ func TestWorkbenchDoc(t *testing.T) {
 	}
 }
 
+// The README's workbench example runs as it says.
+func TestReadmeWorkbench(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the examples")
+	}
+	out, _ := runBlocks(t, "README.md", "python", 1, "examples/kvlog", "examples/kvclient")
+	want := "False workload\n1\nTrue\n<exploration branch_closest: 59 runs, 33 failures (seeds 1, 2, 3, 4, 5, 6, 7, 8, ...)>\n"
+	if out != want {
+		t.Errorf("README.md's workbench example prints:\n%s\nthe comments in the README say:\n%s", out, want)
+	}
+}
+
 // runDoc runs the ```star blocks of docs/name, in order, as one script
 // whose lines are the document's, from a copy of the document next to
 // copies of the repository's dirs it uses (the builder wants real
 // directories, not links), so what it writes stays out of the tree. It
 // returns what the script printed and the copy's root.
 func runDoc(t *testing.T, name string, minBlocks int, dirs ...string) (out, root string) {
+	return runBlocks(t, filepath.Join("docs", name), "star", minBlocks, dirs...)
+}
+
+// runBlocks is runDoc for the ```lang blocks of path, relative to the
+// repository's root.
+func runBlocks(t *testing.T, path, lang string, minBlocks int, dirs ...string) (out, root string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "docs", name))
+	name := path
+	data, err := os.ReadFile(filepath.Join("..", path))
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, blocks := starBlocks(string(data))
+	src, blocks := fencedBlocks(string(data), lang)
 	if blocks < minBlocks {
-		t.Fatalf("docs/%s has %d star blocks; the test expects the examples there", name, blocks)
+		t.Fatalf("%s has %d %s blocks; the test expects the examples there", name, blocks, lang)
 	}
 	root = t.TempDir()
 	for _, dir := range dirs {
@@ -57,7 +76,7 @@ func runDoc(t *testing.T, name string, minBlocks int, dirs ...string) (out, root
 	if err := os.WriteFile(filepath.Join(root, "examples", "go.mod"), mod, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	doc := filepath.Join(root, "docs", name)
+	doc := filepath.Join(root, path)
 	if err := os.MkdirAll(filepath.Dir(doc), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -67,19 +86,19 @@ func runDoc(t *testing.T, name string, minBlocks int, dirs ...string) (out, root
 	var b bytes.Buffer
 	env := NewEnv(Options{Engine: testEngine(t), Stdout: &b, Parallel: 4})
 	if _, err := sl.ExecFileOptions(FileOptions, env.NewThread("doc"), doc, src, env.Predeclared()); err != nil {
-		t.Fatalf("docs/%s: %s\noutput so far:\n%s", name, ScriptError(err), b.String())
+		t.Fatalf("%s: %s\noutput so far:\n%s", name, ScriptError(err), b.String())
 	}
 	return b.String(), root
 }
 
-// starBlocks returns the ```star blocks of a markdown text as one script,
-// every other line blank, so errors name the document's lines.
-func starBlocks(md string) (string, int) {
+// fencedBlocks returns the ```lang blocks of a markdown text as one
+// script, every other line blank, so errors name the document's lines.
+func fencedBlocks(md, lang string) (string, int) {
 	var b strings.Builder
 	in, n := false, 0
 	for _, line := range strings.Split(md, "\n") {
 		switch {
-		case !in && strings.TrimSpace(line) == "```star":
+		case !in && strings.TrimSpace(line) == "```"+lang:
 			in = true
 			n++
 			b.WriteString("\n")
