@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -118,5 +120,21 @@ func TestHTMLEscapes(t *testing.T) {
 	}
 	if !strings.Contains(page, "&lt;script&gt;&amp;") {
 		t.Fatalf("the source is not on the page:\n%s", page)
+	}
+}
+
+func TestModuleSource(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/m // the module\n\ngo 1.22\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "store"), 0o755)
+	os.WriteFile(filepath.Join(dir, "store", "store.go"), []byte(storeSrc), 0o644)
+	src := ModuleSource(filepath.Join(dir, "store"))
+	if b, err := src("example.com/m/store/store.go"); err != nil || string(b) != storeSrc {
+		t.Fatalf("store.go: %v", err)
+	}
+	for _, p := range []string{"example.com/other/x.go", "example.com/m/../../etc/passwd", "example.com/m/nope.go"} {
+		if _, err := src(p); err == nil {
+			t.Errorf("%s was found", p)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/cover"
 )
 
 // Set is the results directories to merge, in groups: the shards of
@@ -416,4 +417,42 @@ func flattenJSON(doc json.RawMessage, out map[string]string, order *[]string) {
 		}
 	}
 	walk("", v)
+}
+
+// Profile is the merged coverage.out of the directories: the blocks of
+// the user's code that any of their seeds reached. It is nil when none
+// has one (their world had coverage off).
+func (set *Set) Profile() (*cover.Profile, error) {
+	var ps []*cover.Profile
+	for _, d := range set.Dirs {
+		p, err := ReadProfileFile(filepath.Join(d.Path, ProfileFile))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	return cover.Merge(ps...), nil
+}
+
+// ReadProfileFile reads a coverage profile; what is wrong with it is said
+// as file:line.
+func ReadProfileFile(path string) (*cover.Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := cover.ReadProfile(f)
+	if pe, ok := err.(*cover.ProfileError); ok {
+		pe.Path = DisplayPath(path)
+		return nil, pe
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %w", DisplayPath(path), err)
+	}
+	return p, nil
 }
