@@ -9,7 +9,6 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"text/tabwriter"
 )
 
 // Source finds the source of a file by its import path
@@ -234,19 +233,20 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(r.Files) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	name, num := 0, 0
 	for _, f := range r.Files {
-		fmt.Fprintf(tw, "  %s\t%d/%d\t%.1f%%\t\n", f.Name, f.Hit, f.Stmts, Percent(f.Hit, f.Stmts))
+		name = max(name, len(f.Name))
+		num = max(num, len(fmt.Sprintf("%d/%d", f.Hit, f.Stmts)))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	for _, f := range r.Files {
+		fmt.Fprintf(w, "  %-*s  %*s  %5.1f%%\n", name, f.Name, num, fmt.Sprintf("%d/%d", f.Hit, f.Stmts), Percent(f.Hit, f.Stmts))
 	}
 	missed := r.Stmts - r.Hit
 	if missed == 0 {
 		fmt.Fprintf(w, "every statement was reached\n")
 		return nil
 	}
-	fmt.Fprintf(w, "never reached (%d statements):\n", missed)
+	fmt.Fprintf(w, "never reached (%s):\n", plural(missed, "statement"))
 	for _, f := range r.Files {
 		if len(f.Missed) == 0 {
 			continue
@@ -256,12 +256,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			note = " (source not found)"
 		}
 		fmt.Fprintf(w, "  %s%s\n", f.Name, note)
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fn, stmts := 0, 0
 		for _, m := range f.Missed {
-			name := m.Func
-			if name == "" {
-				name = "-"
-			}
+			fn = max(fn, len(funcName(m)))
+			stmts = max(stmts, len(plural(m.Stmts, "statement")))
+		}
+		for _, m := range f.Missed {
 			var ls []string
 			for _, l := range m.Lines {
 				ls = append(ls, l.String())
@@ -270,13 +270,18 @@ func (r *Report) WriteText(w io.Writer) error {
 			if len(m.Lines) == 1 && m.Lines[0].From == m.Lines[0].To {
 				word = "line"
 			}
-			fmt.Fprintf(tw, "    %s\t%s %s\t(%s)\n", name, word, strings.Join(ls, ", "), plural(m.Stmts, "statement"))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
+			fmt.Fprintf(w, "    %-*s  %*s: %s %s\n", fn, funcName(m), stmts, plural(m.Stmts, "statement"), word, strings.Join(ls, ", "))
 		}
 	}
 	return nil
+}
+
+// funcName is how the text names a Missed's function.
+func funcName(m Missed) string {
+	if m.Func == "" {
+		return "-"
+	}
+	return m.Func
 }
 
 func plural(n int, what string) string {

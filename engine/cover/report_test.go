@@ -41,11 +41,11 @@ func TestReportText(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"coverage: 4 of 6 statements (66.7%) in 2 files of example.com/m\n",
-		"store/store.go  4/5  80.0%",
-		"gone/gone.go  0/1   0.0%",
+		"  store/store.go  4/5   80.0%\n",
+		"  gone/gone.go    0/1    0.0%\n",
 		"never reached (2 statements):\n",
-		"  store/store.go\n    Put  lines 7-9  (1 statement)\n",
-		"  gone/gone.go (source not found)\n    -  lines 3-5  (1 statement)\n",
+		"  store/store.go\n    Put  1 statement: lines 7-9\n",
+		"  gone/gone.go (source not found)\n    -  1 statement: lines 3-5\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)

@@ -456,3 +456,44 @@ func ReadProfileFile(path string) (*cover.Profile, error) {
 	}
 	return p, nil
 }
+
+// ReadProfiles reads and merges the coverage profiles of paths: each a
+// coverage.out (or any Go coverprofile), a results directory of run -out
+// or a parent of its shard-K-of-N directories, or a directory that holds
+// a coverage.out (.seedfall/).
+func ReadProfiles(paths []string) (*cover.Profile, error) {
+	var ps []*cover.Profile
+	for _, path := range paths {
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			p, err := ReadProfileFile(path)
+			if err != nil {
+				return nil, err
+			}
+			ps = append(ps, p)
+			continue
+		}
+		if p, err := ReadProfileFile(filepath.Join(path, ProfileFile)); err == nil {
+			ps = append(ps, p)
+			continue
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		set, err := LoadSet([]string{path})
+		if err != nil {
+			return nil, fmt.Errorf("%s has no %s: %w", DisplayPath(path), ProfileFile, err)
+		}
+		p, err := set.Profile()
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			return nil, fmt.Errorf("%s has no %s: its seeds ran with coverage off; run them again with -set coverage=true", DisplayPath(path), ProfileFile)
+		}
+		ps = append(ps, p)
+	}
+	return cover.Merge(ps...), nil
+}
