@@ -94,7 +94,7 @@ func TestCoverSweep(t *testing.T) {
 			continue // a line inside the block, no other block's
 		}
 		line := b.StLine + 1
-		got := regexp.MustCompile(fmt.Sprintf(`(?m)^<span class="ln" id="L%d">.*$`, line)).Find(pre)
+		got := regexp.MustCompile(fmt.Sprintf(`(?m)^<span class="ln"> *%d</span>.*$`, line)).Find(pre)
 		want := `class="cov0"`
 		if b.Hit {
 			want = `class="cov8"`

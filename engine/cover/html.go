@@ -16,7 +16,7 @@ import (
 // src cannot find is left out and named at the top.
 func WriteHTML(w io.Writer, p *Profile, src Source, title string) error {
 	r := NewReport(p, src)
-	page := htmlPage{Title: title, Hit: r.Hit, Stmts: r.Stmts, Percent: Percent(r.Hit, r.Stmts), Root: r.Root}
+	page := htmlPage{Title: title, Hit: r.Hit, Stmts: r.Stmts, Percent: Percent(r.Hit, r.Stmts)}
 	i := 0
 	for blocks := range fileBlocks(p) {
 		f := r.Files[i]
@@ -40,7 +40,6 @@ type htmlPage struct {
 	Title      string
 	Hit, Stmts int
 	Percent    float64
-	Root       string
 	Files      []htmlFile
 	Missing    []string
 }
@@ -99,7 +98,7 @@ func colorSource(src []byte, blocks []Block) template.HTML {
 		if n > 0 && start == len(src) { // after the last newline
 			break
 		}
-		fmt.Fprintf(&out, `<span class="ln" id="L%d">%*d</span>  `, n+1, width, n+1)
+		fmt.Fprintf(&out, `<span class="ln">%*d</span>  `, width, n+1)
 		for i := start; i < end; {
 			j := i + 1
 			for j < end && state[j] == state[i] {
@@ -124,14 +123,15 @@ var pageTmpl = template.Must(template.New("cover").Parse(`<!DOCTYPE html>
 <meta http-equiv="Content-Type" content="text/html; charset=utf-8">
 <title>{{.Title}}: coverage</title>
 <style>
-body { background: black; color: rgb(80, 80, 80); margin: 0; }
+body { background: black; color: rgb(80, 80, 80); margin: 0; padding-top: 50px; }
 body, pre, #legend span, select { font-family: Menlo, monospace; font-weight: bold; }
-#topbar { background: black; position: fixed; top: 0; left: 0; right: 0; height: 42px; border-bottom: 1px solid rgb(80, 80, 80); }
-#content { margin: 50px 10px 10px 10px; }
-#nav, #legend, #total { float: left; margin-left: 10px; }
-#nav { margin-top: 10px; }
-#legend, #total { margin-top: 12px; }
+#topbar { background: black; position: fixed; top: 0; left: 0; right: 0; height: 42px; border-bottom: 1px solid rgb(80, 80, 80);
+	display: flex; align-items: center; gap: 10px; padding: 0 10px; white-space: nowrap; overflow: hidden; }
+#content { margin: 0 10px 10px 10px; }
+pre { margin: 0; }
+pre.file { scroll-margin-top: 50px; } /* a link to a file scrolls it to just under the bar */
 #legend span { margin: 0 5px; }
+#total { margin-left: auto; }
 #missing { color: rgb(160, 160, 160); }
 .ln { color: rgb(60, 60, 60); user-select: none; }
 .cov0 { color: rgb(192, 0, 0); }
@@ -146,7 +146,7 @@ body, pre, #legend span, select { font-family: Menlo, monospace; font-weight: bo
 {{- end}}
 </select></div>
 <div id="legend"><span>not tracked</span> <span class="cov0">never reached</span> <span class="cov8">reached</span></div>
-<div id="total">{{.Title}}: {{.Hit}} of {{.Stmts}} statements ({{printf "%.1f" .Percent}}%){{if .Root}} in {{.Root}}{{end}}</div>
+<div id="total">{{.Title}}: {{.Hit}} of {{.Stmts}} statements ({{printf "%.1f" .Percent}}%)</div>
 </div>
 <div id="content">
 {{- if .Missing}}
@@ -169,7 +169,7 @@ body, pre, #legend span, select { font-family: Menlo, monospace; font-weight: bo
 		visible = el;
 		files.value = id;
 		visible.style.display = 'block';
-		location.hash = id;
+		history.replaceState(null, '', '#' + id);
 	}
 	if (location.hash != "") select(location.hash.substr(1));
 	if (!visible) select("file0");

@@ -74,7 +74,7 @@ func TestHTMLMarksLines(t *testing.T) {
 	}
 	page := b.String()
 	line := func(n string) string {
-		m := regexp.MustCompile(`(?m)^<span class="ln" id="L` + n + `">.*$`).FindString(page)
+		m := regexp.MustCompile(`(?m)^<span class="ln"> *` + n + `</span>.*$`).FindString(page)
 		if m == "" {
 			t.Fatalf("no line %s on the page:\n%s", n, page)
 		}
