@@ -229,7 +229,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Root != "" {
 		in = " of " + strings.TrimSuffix(r.Root, "/")
 	}
-	fmt.Fprintf(w, "coverage: %d of %d statements (%.1f%%) in %d files%s\n", r.Hit, r.Stmts, Percent(r.Hit, r.Stmts), len(r.Files), in)
+	fmt.Fprintf(w, "coverage: %d of %d statements (%.1f%%) in %s%s\n", r.Hit, r.Stmts, Percent(r.Hit, r.Stmts), plural(len(r.Files), "file"), in)
 	if len(r.Files) == 0 {
 		return nil
 	}
