@@ -49,7 +49,7 @@ func coverCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		path := session.CoveragePath(w)
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("no coverage of %s yet: %s does not exist; make it with seedfall run %s -seeds 1-100 -set coverage=true (or seedfall explore -strategy guided), or name a coverage profile or a results directory of run -out", *wa.cfg, session.DisplayPath(path), wa)
+			return fmt.Errorf("no coverage of %s yet: %s does not exist; make it with seedfall run %s -seeds 1-100 -set coverage=true (or seedfall explore %s -strategy guided), or name a coverage profile or a results directory of run -out", *wa.cfg, session.DisplayPath(path), wa, wa)
 		}
 		paths = []string{path}
 	}

@@ -15,6 +15,9 @@ import (
 func ModuleSource(dirs ...string) Source {
 	roots := map[string]string{} // module path -> root
 	for _, d := range dirs {
+		if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
 		if root, mod := moduleOf(d); mod != "" {
 			if _, ok := roots[mod]; !ok {
 				roots[mod] = root
