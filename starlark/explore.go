@@ -23,6 +23,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/cover"
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/sweep"
 	"github.com/seedfall/seedfall/engine/world"
@@ -156,6 +157,9 @@ type Exploration struct {
 	Value     sl.Value
 	StoppedBy string // "budget" (spent), "strategy" (it returned with budget left), "failure" (StopAtFirst) or "interrupted"
 	Budget    Budget
+	// Coverage is the user's code that the runs reached, merged over
+	// every run that had coverage on (nil when none had).
+	Coverage *cover.Run
 }
 
 var _ sl.HasAttrs = (*Exploration)(nil)
@@ -188,11 +192,13 @@ func (x *Exploration) Hash() (uint32, error) {
 }
 
 func (x *Exploration) AttrNames() []string {
-	return []string{"best", "budget", "failures", "found", "runs", "stopped_by", "strategy", "value", "work", "world"}
+	return []string{"best", "budget", "coverage", "failures", "found", "runs", "stopped_by", "strategy", "value", "work", "world"}
 }
 
 func (x *Exploration) Attr(name string) (sl.Value, error) {
 	switch name {
+	case "coverage":
+		return coverageDict(x.Coverage), nil
 	case "failures":
 		return runList(x.Failures), nil
 	case "found":
@@ -242,6 +248,22 @@ func (x *Exploration) Best() *Run {
 	return best
 }
 
+// coverageDict is x.coverage: a dict of blocks (ran), stmts (ran) and
+// all_stmts (of the covered packages), as r.coverage is; None without
+// coverage.
+func coverageDict(c *cover.Run) sl.Value {
+	if c == nil {
+		return sl.None
+	}
+	hit, all := c.Stmts()
+	d := sl.NewDict(3)
+	_ = d.SetKey(sl.String("blocks"), sl.MakeInt(c.Hit.Len()))
+	_ = d.SetKey(sl.String("stmts"), sl.MakeInt(hit))
+	_ = d.SetKey(sl.String("all_stmts"), sl.MakeInt(all))
+	d.Freeze()
+	return d
+}
+
 func runList(rs []*Run) *sl.List {
 	l := make([]sl.Value, len(rs))
 	for i, r := range rs {
@@ -280,6 +302,9 @@ type exploreCtx struct {
 	// stopAtFirst: the strategy stops after the batch of its first failure
 	// (ExploreOptions.StopAtFirst).
 	stopAtFirst bool
+	// coverage is the user's code the runs reached, merged in the order
+	// of their batches' items (Exploration.Coverage).
+	coverage *cover.Run
 }
 
 var _ sl.HasAttrs = (*exploreCtx)(nil)
@@ -498,6 +523,9 @@ func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
 		}
 		c.runs++
 		c.work += jobs[i].cost()
+		if r.Result.Coverage != nil {
+			c.coverage = cover.MergeRun(c.coverage, r.Result.Coverage)
+		}
 		if !r.Result.Passed && !c.seen[r.Result.Digest] {
 			c.seen[r.Result.Digest] = true
 			c.failures = append(c.failures, r)
@@ -826,7 +854,7 @@ func (e *Env) explore(t *sl.Thread, w *World, strategy sl.Callable, seeds sl.Val
 	c := &exploreCtx{env: e, world: w, seeds: seeds, parallel: o.Parallel, budget: o.Budget, ctx: o.Context,
 		start: time.Now(), progress: o.Progress, seen: map[string]bool{}, stopAtFirst: o.StopAtFirst}
 	v, err := sl.Call(t, strategy, sl.Tuple{c}, nil)
-	x := &Exploration{World: w, Strategy: name, Runs: c.runs, Work: c.work, Failures: c.failures, Found: c.found, Value: v, Budget: o.Budget}
+	x := &Exploration{World: w, Strategy: name, Runs: c.runs, Work: c.work, Failures: c.failures, Found: c.found, Value: v, Budget: o.Budget, Coverage: c.coverage}
 	switch {
 	case err == nil && c.left(1) == 0:
 		x.StoppedBy = "budget" // it returned with none left

@@ -2,6 +2,7 @@ package starlark
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	sl "go.starlark.net/starlark"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/cover"
 )
 
 func TestParseBudget(t *testing.T) {
@@ -142,5 +144,59 @@ func TestExploreDoc(t *testing.T) {
 		if !strings.Contains(out, "\n"+want+"\n") && !strings.HasPrefix(out, want+"\n") {
 			t.Errorf("the examples' output has no line %q; the comments in the document say it does:\n%s", want, out)
 		}
+	}
+}
+
+// An exploration's coverage is the union of its runs', the same at
+// -parallel 1 and 3, and x.coverage says how much it is; without coverage
+// it is None.
+func TestExplorationCoverage(t *testing.T) {
+	env := NewEnv(Options{Engine: testEngine(t), Parallel: 3})
+	th := env.NewThread("test")
+	w, err := sl.Call(th, env.Predeclared()["load_config"], sl.Tuple{sl.String("testdata/explore/seedfall.json")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, err := env.StdStrategy(th, sl.String("random_seeds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := env.Explore(th, w.(*World), fn, ExploreOptions{Seeds: engine.SeedRange(1, 100), Budget: Budget{Runs: 2}, Parallel: 1})
+	if err != nil {
+		t.Fatal(ScriptError(err))
+	}
+	if v, _ := x.Attr("coverage"); x.Coverage != nil || v != sl.None {
+		t.Errorf("coverage off: x.coverage is %v", v)
+	}
+	cw, err := sl.Call(th, mustAttr(t, w, "replace"), nil, []sl.Tuple{{sl.String("coverage"), sl.True}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var profiles [2][]byte
+	for i := range profiles {
+		x, err := env.Explore(th, cw.(*World), fn, ExploreOptions{Seeds: engine.SeedRange(1, 100), Budget: Budget{Runs: 6}, Parallel: 1 + 2*i})
+		if err != nil {
+			t.Fatal(ScriptError(err))
+		}
+		if x.Coverage == nil {
+			t.Fatal("coverage on: the exploration has none")
+		}
+		profiles[i] = x.Coverage.Profile().Bytes()
+		// The union holds every block each run reached.
+		var union *cover.Run
+		for _, r := range x.Failures {
+			union = cover.MergeRun(union, r.Result.Coverage)
+		}
+		if union != nil && x.Coverage.Hit.Missing(union.Hit) != 0 {
+			t.Error("a failing run reached blocks the exploration's coverage lacks")
+		}
+		v, _ := x.Attr("coverage")
+		hit, all := x.Coverage.Stmts()
+		if got, want := v.String(), fmt.Sprintf(`{"blocks": %d, "stmts": %d, "all_stmts": %d}`, x.Coverage.Hit.Len(), hit, all); got != want || hit == 0 {
+			t.Errorf("x.coverage = %s, want %s", got, want)
+		}
+	}
+	if !bytes.Equal(profiles[0], profiles[1]) {
+		t.Errorf("the coverage of an exploration at -parallel 1 and 3 differs:\n%s\n%s", profiles[0], profiles[1])
 	}
 }

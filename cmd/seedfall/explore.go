@@ -103,6 +103,9 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("%s", starlark.ScriptError(err))
 	}
+	if cerr := s.KeepCoverage(stderr, x.Coverage); cerr != nil {
+		return cerr
+	}
 	if *asJSON {
 		err = writeExploration(s, stdout, x)
 	} else {

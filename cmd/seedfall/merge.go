@@ -93,6 +93,12 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 		o.Out.Finish(nil)
 		return err
 	}
+	// The shards' coverage of the user's code, merged: with -out, the
+	// merged directory's coverage.out.
+	if o.Code, err = set.Profile(); err != nil {
+		o.Out.Finish(nil)
+		return err
+	}
 	missing := set.Incomplete() // the merged -out is not complete either: ran < set.Total
 	err = o.End(time.Duration(o.WallNs), false, ran, set.Total)
 	if len(missing) == 0 {

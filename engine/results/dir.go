@@ -30,6 +30,7 @@ import (
 //	schedules/seed-N.faults.json  each failing seed's schedule
 //	histories/seed-N.history.html each history that is not linearizable
 //	coverage.json                 the sim properties over the seeds, at the end
+//	coverage.out                  with coverage on: the blocks of the user's code the seeds reached, a Go coverprofile (engine/cover)
 //	triage.json                   with -baseline: each finding, new, ongoing, resolved or regressed
 //	complete.json                 written last: the directory holds every seed it was to hold
 //
@@ -45,6 +46,7 @@ const (
 	FailuresFile = "failures.jsonl"
 	PinnedFile   = "pinned.jsonl"
 	CoverageFile = "coverage.json"
+	ProfileFile  = "coverage.out"
 	TriageFile   = "triage.json"
 	CompleteFile = "complete.json"
 	SchedulesDir = "schedules"
@@ -210,7 +212,7 @@ func Create(dir string, meta *Meta) (*Writer, error) {
 	// complete.json first: a directory killed while it starts again must
 	// not look complete.
 	for _, f := range []string{CompleteFile, MetaFile, LinesFile, FailuresFile, PinnedFile,
-		CoverageFile, TriageFile, SchedulesDir, HistoriesDir} {
+		CoverageFile, ProfileFile, TriageFile, SchedulesDir, HistoriesDir} {
 		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
 			return nil, fmt.Errorf("-out: %w", err)
 		}
@@ -319,6 +321,17 @@ func (w *Writer) WriteJSON(name string, v any) {
 	}
 	w.err = err
 }
+
+// WriteFile writes one of the directory's files whole.
+func (w *Writer) WriteFile(name string, data []byte) {
+	if w == nil || w.err != nil {
+		return
+	}
+	w.err = writeReplacing(filepath.Join(w.dir, name), data)
+}
+
+// Path is where one of the directory's files is.
+func (w *Writer) Path(name string) string { return filepath.Join(w.dir, name) }
 
 // Finish closes the files; with a mark, after syncing the lines, it writes
 // complete.json. It returns the first error of the directory's writing.

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/cover"
 )
 
 // Set is the results directories to merge, in groups: the shards of
@@ -416,4 +417,83 @@ func flattenJSON(doc json.RawMessage, out map[string]string, order *[]string) {
 		}
 	}
 	walk("", v)
+}
+
+// Profile is the merged coverage.out of the directories: the blocks of
+// the user's code that any of their seeds reached. It is nil when none
+// has one (their world had coverage off).
+func (set *Set) Profile() (*cover.Profile, error) {
+	var ps []*cover.Profile
+	for _, d := range set.Dirs {
+		p, err := ReadProfileFile(filepath.Join(d.Path, ProfileFile))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	return cover.Merge(ps...), nil
+}
+
+// ReadProfileFile reads a coverage profile; what is wrong with it is said
+// as file:line.
+func ReadProfileFile(path string) (*cover.Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	p, err := cover.ReadProfile(f)
+	if pe, ok := err.(*cover.ProfileError); ok {
+		pe.Path = DisplayPath(path)
+		return nil, pe
+	} else if err != nil {
+		return nil, fmt.Errorf("%s: %w", DisplayPath(path), err)
+	}
+	return p, nil
+}
+
+// ReadProfiles reads and merges the coverage profiles of paths: each a
+// coverage.out (or any Go coverprofile), a results directory of run -out
+// or a parent of its shard-K-of-N directories, or a directory that holds
+// a coverage.out (.seedfall/).
+func ReadProfiles(paths []string) (*cover.Profile, error) {
+	var ps []*cover.Profile
+	for _, path := range paths {
+		st, err := os.Stat(path)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			p, err := ReadProfileFile(path)
+			if err != nil {
+				return nil, err
+			}
+			ps = append(ps, p)
+			continue
+		}
+		if p, err := ReadProfileFile(filepath.Join(path, ProfileFile)); err == nil {
+			ps = append(ps, p)
+			continue
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		set, err := LoadSet([]string{path})
+		if err != nil {
+			return nil, fmt.Errorf("%s has no %s: %w", DisplayPath(path), ProfileFile, err)
+		}
+		p, err := set.Profile()
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			return nil, fmt.Errorf("%s has no %s: its seeds ran with coverage off; run them again with -set coverage=true", DisplayPath(path), ProfileFile)
+		}
+		ps = append(ps, p)
+	}
+	return cover.Merge(ps...), nil
 }

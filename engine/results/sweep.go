@@ -3,6 +3,8 @@ package results
 import (
 	"strconv"
 	"time"
+
+	"github.com/seedfall/seedfall/engine/cover"
 )
 
 // Sweep adds up a sweep's records as they come, in the order of its list:
@@ -20,6 +22,9 @@ type Sweep struct {
 	Baseline       *Baseline // nil without -baseline
 	Findings       *Findings // the failures' signatures, with a baseline
 	Out            *Writer   // nil without -out
+	// Code is the blocks of the user's code the seeds reached, when the
+	// world has coverage on (nil when not): coverage.out.
+	Code *cover.Profile
 }
 
 // Seed adds one seed's record.
@@ -64,10 +69,10 @@ func (s *Sweep) Triage() *Triage {
 }
 
 // Finish writes the JUnit file and the results directory's last files:
-// the coverage (settled by the caller, when it printed it), the triage
-// tri if not nil, and, when the sweep ran all of its seeds (complete),
-// complete.json, which says it ran ran seeds in elapsed. It returns the
-// first error of the writing.
+// the coverage (settled by the caller, when it printed it), the code
+// coverage if any, the triage tri if not nil, and, when the sweep ran all
+// of its seeds (complete), complete.json, which says it ran ran seeds in
+// elapsed. It returns the first error of the writing.
 func (s *Sweep) Finish(tri *Triage, elapsed time.Duration, ran int, complete bool) error {
 	var firstErr error
 	keep := func(err error) {
@@ -85,6 +90,9 @@ func (s *Sweep) Finish(tri *Triage, elapsed time.Duration, ran int, complete boo
 		}{s.Coverage.seeds, append([]*Prop{}, s.Coverage.props...)})
 		if tri != nil {
 			s.Out.WriteJSON(TriageFile, tri)
+		}
+		if s.Code != nil {
+			s.Out.WriteFile(ProfileFile, s.Code.Bytes())
 		}
 		var mark *CompleteMark
 		if complete {

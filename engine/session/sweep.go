@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"os"
 	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/cover"
+	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/engine/results"
 )
 
@@ -103,7 +106,13 @@ func (s *Session) Sweep(ctx context.Context, a SweepArgs, stdout, stderr io.Writ
 	if a.Progress != nil {
 		progress = a.Progress(size)
 	}
+	// The coverage of the user's code over the seeds (a union: the order
+	// does not matter, and the seeds come in order anyway).
+	var code *cover.Run
 	ran, runErr := s.SweepSeq(ctx, sh.Seeds(list), a.Parallel, a.RunOptions, func(res *engine.Result) {
+		if res.Coverage != nil {
+			code = cover.MergeRun(code, res.Coverage)
+		}
 		schedule, replay, history := "", s.ReplayCommand(res.Seed), ""
 		if !res.Passed {
 			schedule, replay, history = s.KeepFailure(res)
@@ -137,6 +146,9 @@ func (s *Session) Sweep(ctx context.Context, a SweepArgs, stdout, stderr io.Writ
 		o.Out.Finish(nil)
 		return o, runErr
 	}
+	if code != nil {
+		o.Code, o.CodePath, o.CodeShow = code.Profile(), CoveragePath(s.w), s.CoverCommand()
+	}
 	return o, o.End(time.Since(start), Interrupted(ctx) && ran < size, ran, size)
 }
 
@@ -164,6 +176,9 @@ type SweepOutput struct {
 	size           int // seeds in the sweep: a sweep of one prints its PASS line, of more a summary
 	failedSeeds    results.Tally
 	rep            *SweepReport
+	// CodePath is where the code coverage (Sweep.Code) is written without
+	// a results directory, and CodeShow the command that shows it there.
+	CodePath, CodeShow string
 	// Triaged is the triage against the baseline, once End made it.
 	Triaged *results.Triage
 }
@@ -219,6 +234,9 @@ func (o *SweepOutput) End(elapsed time.Duration, stopped bool, ran, of int) erro
 		tri.Write(o.stdout, o.asJSON)
 	}
 	writeErr := o.Sweep.Finish(tri, elapsed, ran, !stopped && ran == of)
+	if writeErr == nil {
+		writeErr = o.noteCode()
+	}
 	if err := o.rep.Finish(o.stderr, o.stderr, stopped, ran, of); err != nil {
 		return err
 	}
@@ -227,6 +245,31 @@ func (o *SweepOutput) End(elapsed time.Duration, stopped bool, ran, of int) erro
 	}
 	if o.Failing(tri, unmet) {
 		return ErrFailed
+	}
+	return nil
+}
+
+// noteCode writes the code coverage where a sweep without a results
+// directory keeps it, and says where it is (the results directory's
+// Finish wrote it there).
+func (o *SweepOutput) noteCode() error {
+	if o.Code == nil {
+		return nil
+	}
+	path, show := o.CodePath, o.CodeShow
+	if o.Out != nil {
+		path = o.Out.Path(results.ProfileFile)
+		show = "seedfall cover " + ShellQuote(DisplayPath(filepath.Dir(path)))
+	} else if path != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := fsutil.WriteFile(path, o.Code.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	if path != "" {
+		NoteCoverage(o.stderr, o.Code, path, show)
 	}
 	return nil
 }
