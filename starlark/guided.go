@@ -99,6 +99,24 @@ func (s *Seen) Attr(name string) (sl.Value, error) {
 // its moments.
 func (r *Run) features() sl.Value { return featureList(guide.Features(r.Result)) }
 
+// rareMoments is r.rare_moments(most=8): the moments the run first ran
+// the blocks it ran fewest times (guide.RareMoments); empty without
+// coverage.
+func (r *Run) rareMoments(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
+	most := 8
+	if err := sl.UnpackArgs(b.Name(), args, kw, "most?", &most); err != nil {
+		return nil, err
+	}
+	if most < 0 {
+		return nil, fmt.Errorf("rare_moments: most is %d; give a count from 0", most)
+	}
+	var out []sl.Value
+	for _, at := range guide.RareMoments(r.Result, most) {
+		out = append(out, Duration(at))
+	}
+	return sl.NewList(out), nil
+}
+
 // coverageValue is r.coverage: a dict of blocks (ran), stmts (ran) and
 // all_stmts (of the covered packages), or None without coverage.
 func (r *Run) coverageValue() sl.Value {

@@ -57,7 +57,7 @@ func (r *Run) Truth() sl.Bool        { return sl.True }
 func (r *Run) Hash() (uint32, error) { return sl.String(r.Result.Digest).Hash() }
 
 func (r *Run) AttrNames() []string {
-	return []string{"class_", "coverage", "digest", "faults", "features", "logs", "node", "ok", "reason", "save", "schedule", "seed", "sim_time", "steps", "world"}
+	return []string{"class_", "coverage", "digest", "faults", "features", "logs", "node", "ok", "rare_moments", "reason", "save", "schedule", "seed", "sim_time", "steps", "world"}
 }
 
 func (r *Run) Attr(name string) (sl.Value, error) {
@@ -93,6 +93,8 @@ func (r *Run) Attr(name string) (sl.Value, error) {
 		return r.coverageValue(), nil
 	case "features":
 		return r.features(), nil
+	case "rare_moments":
+		return sl.NewBuiltin("rare_moments", r.rareMoments), nil
 	}
 	return nil, nil
 }

@@ -1,8 +1,8 @@
 // Package cover reads Go's coverage counters out of a guest (issue 28).
 //
 // A program built with "coverage" on is compiled with `go build -cover
-// -covermode=set -coverpkg=...`: every block of the covered packages stores
-// a 1 in its counter when it runs. The pause overlay
+// -covermode=count -coverpkg=...`: every block of the covered packages
+// counts in its counter the times it ran. The pause overlay
 // (engine/guest/pauseoverlay, Options.Cover) has the guest tell the host,
 // once after package init, each covered package's metadata (files,
 // functions, and the source span of every block) and where its counters
@@ -176,12 +176,12 @@ func (m *Map) add(meta Meta) error {
 }
 
 // Scan calls hit with the number of every unit whose counter is set in
-// mem, one region of counters as the guest keeps them (32-bit words, little
+// mem, and the counter, one region of counters as the guest keeps them (32-bit words, little
 // endian): a function that ran has a header (its counter count, package ID
 // and function index) before its counters; one that never ran is all zero.
 // Words it cannot make sense of are skipped: the guest's memory is the
 // guest's.
-func (m *Map) Scan(mem []byte, hit func(unit int)) {
+func (m *Map) Scan(mem []byte, hit func(unit int, count uint32)) {
 	words := len(mem) / 4
 	for i := 0; i < words; i++ {
 		n := binary.LittleEndian.Uint32(mem[4*i:])
@@ -197,8 +197,8 @@ func (m *Map) Scan(mem []byte, hit func(unit int)) {
 			continue
 		}
 		for k := 0; k < int(n); k++ {
-			if binary.LittleEndian.Uint32(mem[4*(i+3+k):]) != 0 {
-				hit(first + k)
+			if c := binary.LittleEndian.Uint32(mem[4*(i+3+k):]); c != 0 {
+				hit(first+k, c)
 			}
 		}
 		i += 2 + int(n)

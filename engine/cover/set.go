@@ -127,6 +127,9 @@ type Run struct {
 	Maps  map[string]*Map
 	Hit   *Set
 	First []Event
+	// Counts is how many times each unit ran, by program (every
+	// incarnation's counters added up); nil when not known (a merge).
+	Counts map[string][]uint32
 }
 
 // Stmts counts the statements of the covered packages and those of the

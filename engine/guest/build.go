@@ -62,7 +62,7 @@ type Request struct {
 	// Compat applies compat_overlay: the generic mmap/flock shim and the
 	// library shims of package compat. Shims marked Always apply without it.
 	Compat bool
-	// Cover builds with Go's coverage counters (-cover -covermode=set) for
+	// Cover builds with Go's coverage counters (-cover -covermode=count) for
 	// the packages CoverPkgs matches (-coverpkg); with none, the main
 	// module's packages.
 	Cover     bool
@@ -281,7 +281,7 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 		args = append(args, "-overlay="+ovl)
 	}
 	if req.Cover {
-		args = append(args, "-cover", "-covermode=set", "-coverpkg="+req.coverPkg(p.mod.path))
+		args = append(args, "-cover", "-covermode=count", "-coverpkg="+req.coverPkg(p.mod.path))
 	}
 	out := filepath.Join(tmp, "out.wasm")
 	args = append(args, "-o", out, ".")

@@ -22,6 +22,7 @@ import (
 // The kinds of feature.
 const (
 	Block    = "block"    // a block of the user's code ran (coverage)
+	Count    = "count"    // a block ran a number of times in a new range: 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+
 	Property = "property" // a sim or Antithesis property was reached or held, or its operands came closer
 	Log      = "log"      // a program printed a line of a new shape (numbers masked)
 	Faults   = "faults"   // a fault followed another of a kind it had not followed
@@ -106,6 +107,15 @@ func Features(res *engine.Result) []Feature {
 	if c := res.Coverage; c != nil {
 		for _, e := range c.First {
 			out = append(out, Feature{Kind: Block, What: e.Program + " " + c.Maps[e.Program].Where(e.Unit), At: e.At, prog: e.Program, unit: e.Unit})
+		}
+	}
+	if c := res.Coverage; c != nil {
+		for _, prog := range slices.Sorted(maps.Keys(c.Counts)) {
+			for unit, n := range c.Counts[prog] {
+				if n > 0 {
+					out = append(out, Feature{Kind: Count, What: fmt.Sprintf("%s %s ran %s", prog, c.Maps[prog].Where(unit), countRange(n)), At: Unknown})
+				}
+			}
 		}
 	}
 	shapes := map[string]bool{}
@@ -194,6 +204,65 @@ func propertyMoment(text string) (string, bool) {
 		return kind + " " + m + " held", true
 	}
 	return "", false
+}
+
+// countRange is the range of run counts n falls in, as AFL buckets hit
+// counts: a block that ran 5 times where it ran twice before is new.
+func countRange(n uint32) string {
+	switch {
+	case n <= 3:
+		return fmt.Sprintf("%d times", n)
+	case n < 8:
+		return "4-7 times"
+	case n < 16:
+		return "8-15 times"
+	case n < 32:
+		return "16-31 times"
+	case n < 128:
+		return "32-127 times"
+	}
+	return "128+ times"
+}
+
+// RareMoments are the moments a run first ran the blocks it ran fewest
+// times, after init: at most most of them, distinct, the rarest first
+// (then the soonest). Code that runs once or twice in a run is where it
+// changes state (a checkpoint, a compaction, a recovery, a full buffer, a
+// leader stepping down), and a fault just after such a moment is what
+// random faults rarely hit.
+func RareMoments(res *engine.Result, most int) []time.Duration {
+	c := res.Coverage
+	if c == nil || c.Counts == nil {
+		return nil
+	}
+	type cand struct {
+		n  uint32
+		at time.Duration
+	}
+	var cands []cand
+	for _, e := range c.First {
+		counts := c.Counts[e.Program]
+		if e.At <= 0 || e.Unit >= len(counts) || counts[e.Unit] == 0 {
+			continue
+		}
+		cands = append(cands, cand{counts[e.Unit], e.At})
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int {
+		if a.n != b.n {
+			return int(a.n) - int(b.n)
+		}
+		return int(a.at - b.at)
+	})
+	var out []time.Duration
+	for _, cd := range cands {
+		if len(out) == most {
+			break
+		}
+		if !slices.Contains(out, cd.at) {
+			out = append(out, cd.at)
+		}
+	}
+	return out
 }
 
 // Shape is a line with every run of digits replaced by '#', cut to 120
