@@ -476,3 +476,31 @@ func (n *Network) ResetHost(host int) {
 		}
 	}
 }
+
+// ArrivedBetween reports whether something reached the host's TCP sockets
+// after virtual time from and by to: a segment (data, FIN or RST) that is
+// still queued on one of its connections, or a SYN whose connection waits
+// on one of its listeners to be accepted. The engine asks it about the time
+// a node spent computing, to learn whether a request arrived meanwhile.
+func (n *Network) ArrivedBetween(hostIdx int, from, to int64) bool {
+	n.advance()
+	h := n.host(hostIdx)
+	for _, c := range h.conns {
+		for _, s := range c.in { // oldest first: at never decreases
+			if s.at > to {
+				break
+			}
+			if s.at > from {
+				return true
+			}
+		}
+	}
+	for _, l := range h.listeners {
+		for _, c := range l.queue {
+			if c.peer != nil && c.peer.synAt > from && c.peer.synAt <= to {
+				return true
+			}
+		}
+	}
+	return false
+}

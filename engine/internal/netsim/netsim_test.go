@@ -909,3 +909,39 @@ func TestDeterministicEventLog(t *testing.T) {
 		t.Errorf("log has only %d events", len(a))
 	}
 }
+
+// ArrivedBetween sees a segment or a SYN that arrived within the span it is
+// asked about, and nothing that arrived before it or is still on its way.
+func TestArrivedBetween(t *testing.T) {
+	w := newWorld(t, "server", "client")
+	l := w.listen(0, "", 80)
+	client, _ := w.connect(l, 1, 1000, 1000) // accepted at 2000
+	w.now = 3000
+	w.draws = []int64{500} // arrives at 3500
+	w.write(client, "req")
+	for _, tc := range []struct {
+		at, from, to int64
+		want         bool
+	}{
+		{3200, 3000, 3200, false}, // on its way
+		{3600, 3000, 3600, true},
+		{3600, 3000, 3500, true},  // arrives at the end of the span
+		{3600, 3500, 3600, false}, // arrived before the span
+	} {
+		w.now = tc.at
+		if got := w.n.ArrivedBetween(0, tc.from, tc.to); got != tc.want {
+			t.Errorf("at %d: ArrivedBetween(server, %d, %d) = %v, want %v", tc.at, tc.from, tc.to, got, tc.want)
+		}
+		if got := w.n.ArrivedBetween(1, tc.from, tc.to); got {
+			t.Errorf("at %d: the client saw an arrival", tc.at)
+		}
+	}
+	// A connection waiting to be accepted arrived with its SYN.
+	w.draws = []int64{300, 300} // the SYN arrives at 3900
+	w.dial(1, "10.0.0.1", 80)
+	w.now = 4000
+	if !w.n.ArrivedBetween(0, 3800, 4000) || w.n.ArrivedBetween(0, 3900, 4000) {
+		t.Errorf("a SYN arriving at 3900: seen in (3800, 4000] %v, in (3900, 4000] %v, want true, false",
+			w.n.ArrivedBetween(0, 3800, 4000), w.n.ArrivedBetween(0, 3900, 4000))
+	}
+}
