@@ -945,3 +945,44 @@ func TestArrivedBetween(t *testing.T) {
 			w.n.ArrivedBetween(0, 3800, 4000), w.n.ArrivedBetween(0, 3900, 4000))
 	}
 }
+
+// A reset loses what is in flight on the connection both ways: a reply the
+// reset host wrote 3.5ms before the reset, due 6.5ms after it, never
+// arrives; the peer reads ECONNRESET once the RST is due, and data that
+// arrived before the reset is still read first.
+func TestResetLosesWhatIsInFlight(t *testing.T) {
+	const ms = 1_000_000
+	w := newWorld(t, "server", "client")
+	l := w.listen(0, "", 80)
+	c, s := w.connect(l, 1, ms, ms)
+	w.draws = []int64{ms}
+	w.write(s, "early") // arrives before the reset
+	w.now += 2 * ms
+	w.draws = []int64{10 * ms}
+	w.write(s, "reply") // due 6.5ms after the reset
+	w.draws = []int64{10 * ms}
+	w.write(c, "request") // due 6.5ms after the reset, to the reset end
+	w.now += 3500 * 1000
+	resetAt := w.now
+	w.draws = []int64{2 * ms} // the RST to the client
+	w.n.ResetHost(0)
+
+	if got, e := readAll(s); got != "" || e != errno.ECONNRESET {
+		t.Errorf("reset end reads %q, %v, want nothing and ECONNRESET", got, e)
+	}
+	w.now = resetAt + ms
+	if got, e := readAll(c); got != "early" || e != errno.EAGAIN {
+		t.Errorf("peer before the RST: %q, %v, want what arrived before the reset, then EAGAIN", got, e)
+	}
+	w.now = resetAt + 2*ms
+	if got, e := readAll(c); got != "" || e != errno.ECONNRESET {
+		t.Errorf("peer when the RST is due: %q, %v, want ECONNRESET", got, e)
+	}
+	w.now = resetAt + 7*ms // past the lost reply's due time
+	if got, e := readAll(c); got != "" || e != errno.ECONNRESET {
+		t.Errorf("peer after the lost reply was due: %q, %v, want nothing but ECONNRESET", got, e)
+	}
+	if got, e := readAll(s); got != "" || e != errno.ECONNRESET {
+		t.Errorf("reset end after the lost request was due: %q, %v, want nothing but ECONNRESET", got, e)
+	}
+}
