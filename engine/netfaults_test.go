@@ -418,3 +418,21 @@ func TestNetworkFaultsNeedTheOverlay(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A reset loses what is in flight: the echo the server wrote 3.5ms before
+// its reset, due 6.5ms after it, never reaches the client, which reads the
+// reset when the RST arrives instead. (10ms a segment: the client sends at
+// about 20ms, the server echoes at about 30ms, the echo is due at 40ms.)
+func TestNetResetLosesAReplyInFlight(t *testing.T) {
+	p := prepare(t, `{"net_overlay": true, "latency": ["10ms", "10ms"], "nodes": [{"name": "server", "pkg": "./echoserver"}],
+		"workload": {"name": "client", "pkg": "./echoclient", "args": ["-n", "1"]}}`)
+	if out := output(run(t, p, 1, nil), "client"); !strings.Contains(out, "0.040028168 client#1 | echo 0 rtt") {
+		t.Fatalf("without the reset the echo does not arrive at 40ms as the test assumes:\n%s", out)
+	}
+	reset := 33500 * time.Microsecond
+	r := twice(t, p, 1, &faults.Schedule{Seed: 1, Faults: []faults.Fault{{At: reset, Kind: KindNetReset, Node: "server", Until: reset}}})
+	out := output(r, "client")
+	if strings.Contains(out, "echo 0") || !strings.Contains(out, "0.0435") || !strings.Contains(out, "client#1 | read: read tcp 10.0.0.2:32768->10.0.0.1:7000: fd_read: Connection reset by peer") {
+		t.Errorf("the client got the echo, or did not read the reset when the RST arrived at 43.5ms:\n%s", out)
+	}
+}

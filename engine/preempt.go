@@ -22,6 +22,14 @@ const KindPreempt = "preempt"
 // goroutine run before it is preempted.
 const randomMaxCalls = 4096
 
+// arrivalMaxCalls is the most counted calls strategy random lets a node
+// run on once it learns that a request reached it while it computed: the
+// next preemption comes within that many calls, and the goroutine the
+// request readied runs then (the runtime polls the network at every
+// preemption: pauseoverlay). On Linux another core would take the request
+// up at once, while the first handler goes on.
+const arrivalMaxCalls = 256
+
 func init() {
 	register(familyDef{name: "preempt", open: openPreempt})
 	faults.Register(faults.KindInfo{Name: KindPreempt, AtOp: true})
@@ -187,6 +195,35 @@ func (pr *preemptFamily) process(n *node, p *wasi.Process) {
 	pn.capped = cpuCap(pr.w.CPU)
 	preempts := prog.preempts
 	p.Preempt = func(m api.Module, calls api.MutableGlobal) { pr.point(n, pn, preempts, m, calls) }
+	if preempts && pr.strategy == world.StrategyRandom {
+		p.Arrived = func(m api.Module) { pr.arrived(pn, m) }
+	}
+}
+
+// arrived brings the node's next preemption forward to within
+// arrivalMaxCalls counted calls (drawn from its stream), when something
+// reached its sockets while it computed, unless one is due sooner.
+func (pr *preemptFamily) arrived(pn *preemptNode, m api.Module) {
+	if pn.loaded == 0 || pr.over() {
+		return // no count loaded yet: the guest has not started counting
+	}
+	calls, ok := m.ExportedGlobal(guest.CallsGlobal).(api.MutableGlobal)
+	if !ok {
+		return
+	}
+	left := calls.Get() & 0xFFFFFFFF // an i32
+	if left > pn.loaded {
+		return
+	}
+	used := pn.loaded - left
+	at := pn.total + used + 1 + uint64(pn.stream.Intn(arrivalMaxCalls))
+	if pn.nextAt != 0 && pn.nextAt <= at {
+		return
+	}
+	pn.total += used
+	pn.nextAt = at
+	pn.loaded = min(pn.capped, at-pn.total)
+	calls.Set(pn.loaded)
 }
 
 // ended adds what an incarnation used of its last count to its

@@ -517,6 +517,7 @@ func (r *runner) start(n *node) {
 		Env:    env,
 		Now:    r.s.Now,
 		Random: rng.ForName(r.seedFor("random"), "random", n.prog.Name, uint64(inc)),
+		Order:  rng.ForName(r.seedFor("poll"), "poll", n.prog.Name, uint64(inc)),
 		Disk:   n.disk,
 		Etc:    n.etc,
 		Net:    r.net,
@@ -1026,6 +1027,9 @@ func (r *runner) branch(b faults.Branch) {
 		name := n.prog.Name
 		if on("random") && n.up && n.wp != nil {
 			n.wp.Random = rng.ForName(r.seedFor("random"), "random", name, uint64(n.inc))
+		}
+		if on("poll") && n.up && n.wp != nil {
+			n.wp.Order = rng.ForName(r.seedFor("poll"), "poll", name, uint64(n.inc))
 		}
 		if on("cpu") && n.up && n.wp != nil && n.wp.CPU != nil {
 			n.wp.CPU.Stream = rng.ForName(r.seedFor("cpu"), "cpu", name, uint64(n.inc))

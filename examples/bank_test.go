@@ -28,7 +28,8 @@ func TestBankRunsNatively(t *testing.T) {
 	for _, tc := range []struct {
 		file string
 		race bool
-	}{{"bank/seedfall.json", true}, {"bank/seedfall.fixed.json", false}} {
+	}{{"bank/seedfall.json", true}, {"bank/seedfall.fixed.json", false},
+		{"bank/seedfall.handlers.json", true}, {"bank/seedfall.handlers.fixed.json", false}} {
 		t.Run(tc.file, func(t *testing.T) {
 			w := readWorld(t, tc.file)
 			client := build(t, filepath.Join("bank", w.Workload.Pkg))

@@ -59,7 +59,7 @@ func TestScheduleErrors(t *testing.T) {
 		{"factor a string", sched("", `{"at": "1s", "kind": "crash", "node": "a", "factor": "2", "until": "2s"}`), `s.json:4: faults[0].factor: want a factor such as 2.5, got "2"`},
 		{"offset too big", sched("", `{"at": "1s", "kind": "crash", "node": "a", "offset": 1e30, "until": "2s"}`), `s.json:4: faults[0].offset: want a byte offset, a whole number, got 1e30`},
 		{"shrunk_from negative", sched(`"shrunk_from": -3`), `s.json:3: shrunk_from: want a count of 0 or more, got -3`},
-		{"branch stream", sched(`"branches": [{"at": "1s", "key": 1, "stream": "nope"}]`), `s.json:3: branches[0].stream: "nope" is not a stream (one of sched, net, disk, io, udp, disklatency, mutant, random, cpu, or leave it out for all)`},
+		{"branch stream", sched(`"branches": [{"at": "1s", "key": 1, "stream": "nope"}]`), `s.json:3: branches[0].stream: "nope" is not a stream (one of sched, net, disk, io, udp, disklatency, mutant, random, cpu, poll, or leave it out for all)`},
 		{"branch back in time", sched(`"branches": [{"at": "2s", "key": 1}, {"at": "1s", "key": 2}]`), `s.json:3: branches[1].at: 1s is before the branch above it (2s): branches must not go back in time`},
 
 		// Duration and the end of the run.

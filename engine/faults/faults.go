@@ -259,7 +259,7 @@ func (s *Schedule) ForkAt(at time.Duration, key uint64) *Schedule {
 
 // Branch re-keys the seed's random streams at the first scheduler step at
 // or after At: every stream, or only Stream (sched, net, disk, io, udp,
-// disklatency, mutant, random, cpu).
+// disklatency, mutant, random, cpu, poll).
 type Branch struct {
 	At     time.Duration
 	Key    uint64
@@ -273,7 +273,7 @@ type branchJSON struct {
 }
 
 // BranchStreams are the streams a branch may name.
-var BranchStreams = []string{"sched", "net", "disk", "io", "udp", "disklatency", "mutant", "random", "cpu"}
+var BranchStreams = []string{"sched", "net", "disk", "io", "udp", "disklatency", "mutant", "random", "cpu", "poll"}
 
 // MarshalJSON writes one fault per line, so schedules diff well.
 func (s *Schedule) MarshalJSON() ([]byte, error) {

@@ -31,13 +31,17 @@
 //     runtime's random state from random_get (seedfallReseed), so that a
 //     copy of the snapshot draws map order and select choices from its own
 //     stream.
-//
+//   - src/runtime/proc.go, gopreempt_m: a goroutine preempted (by the
+//     engine's preempt strategies, engine/preempt.go) first lets in the
+//     goroutines that the network readied meanwhile: seedfallPollAtPreempt
+//     (runtime/preempt_seedfall_wasip1.go) polls without blocking and puts
+//     them on the run queue ahead of it, as another core would run them on
+//     Linux. Without it the runtime polls only when it has nothing to run.
 //   - src/runtime/netpoll_wasip1.go, netpoll (with Options.Idle): when the
 //     scheduler has nothing to run and would block in poll_oneoff
 //     (delay != 0), it offers the host to pause instead. Once resumed, the
 //     netpoll returns no goroutine, as after an interrupted poll; the
 //     scheduler then runs due timers and polls without waiting.
-//
 //   - with Options.Cover, for a guest built with -cover: src/runtime/proc.go
 //     calls seedfallCover before the snapshot point (cover_meta and
 //     cover_counters below), and internal/coverage/cfile's InitHook returns
@@ -108,6 +112,13 @@ const CoverFile = "src/runtime/cover_seedfall_wasip1.go"
 //go:embed cover_seedfall_wasip1.go.in
 var coverFile []byte
 
+// PollFile is the GOROOT-relative file the overlay adds for the poll at a
+// preemption.
+const PollFile = "src/runtime/preempt_seedfall_wasip1.go"
+
+//go:embed preempt_seedfall_wasip1.go.in
+var pollFile []byte
+
 // hook inserts text after the one line of a file that equals anchor
 // (leading and trailing blanks ignored).
 type hook struct {
@@ -149,6 +160,11 @@ var hooks = []hook{
 		insert: "\tif true {\n\t\treturn // seedfall: the host reads the counters from memory\n\t}\n",
 		cover:  true,
 	},
+	{
+		file:   "src/runtime/proc.go",
+		anchor: "func gopreempt_m(gp *g) {",
+		insert: "\tseedfallPollAtPreempt() // seedfall: let goroutines that the network readied run before gp\n",
+	},
 }
 
 // Options selects the optional parts of the overlay.
@@ -169,7 +185,7 @@ type Options struct {
 // goes after.
 func Files(goroot string, opts Options) (map[string][]byte, error) {
 	version := goVersion(goroot)
-	out := map[string][]byte{NewFile: bytes.Clone(newFile)}
+	out := map[string][]byte{NewFile: bytes.Clone(newFile), PollFile: bytes.Clone(pollFile)}
 	if opts.Cover {
 		out[CoverFile] = bytes.Clone(coverFile)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -20,26 +21,39 @@ func goroot(t testing.TB) string {
 
 func TestFilesOnThisGoroot(t *testing.T) {
 	root := goroot(t)
-	for _, idle := range []bool{false, true} {
-		files, err := Files(root, Options{Idle: idle})
+	for _, opts := range []Options{{}, {Idle: true}, {Cover: true}, {Idle: true, Cover: true}} {
+		files, err := Files(root, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(files[NewFile], newFile) {
 			t.Errorf("%s is not the embedded file", NewFile)
 		}
-		want := 2
-		if idle {
-			want = 3
+		if !bytes.Equal(files[PollFile], pollFile) {
+			t.Errorf("%s is not the embedded file", PollFile)
+		}
+		want := 3 // the two new files and proc.go
+		if opts.Idle {
+			want++ // netpoll_wasip1.go
+		}
+		if opts.Cover {
+			want += 2 // cover_seedfall_wasip1.go and cfile/hooks.go
+			if !bytes.Equal(files[CoverFile], coverFile) {
+				t.Errorf("%s is not the embedded file", CoverFile)
+			}
 		}
 		if len(files) != want {
-			t.Errorf("Idle %v: %d files, want %d", idle, len(files), want)
+			t.Errorf("%+v: %d files, want %d", opts, len(files), want)
 		}
+		on := func(h hook) bool { return (opts.Idle || !h.idle) && (opts.Cover || !h.cover) }
 		for _, h := range hooks {
 			got, ok := files[h.file]
-			if h.idle && !idle {
-				if ok {
-					t.Errorf("without Idle the overlay patches %s", h.file)
+			if !on(h) {
+				if ok && !slices.ContainsFunc(hooks, func(o hook) bool { return o.file == h.file && on(o) }) {
+					t.Errorf("%+v: the overlay patches %s", opts, h.file)
+				}
+				if strings.Contains(string(got), h.insert) {
+					t.Errorf("%+v: %s has a hook it should not", opts, h.file)
 				}
 				continue
 			}
@@ -47,13 +61,22 @@ func TestFilesOnThisGoroot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The hook sits right after its anchor, once, and nothing else changed.
-			joined := h.anchor + "\n" + h.insert
-			if n := strings.Count(string(got), joined); n != 1 {
-				t.Errorf("%s: hook after %q found %d times, want 1", h.file, h.anchor, n)
+			// The hook sits after its anchor (or the other hooks there), once,
+			// and nothing else changed.
+			if n := strings.Count(string(got), h.insert); n != 1 {
+				t.Errorf("%s: hook %q found %d times, want 1", h.file, h.insert, n)
 			}
-			if strings.Replace(string(got), joined, h.anchor+"\n", 1) != string(orig) {
-				t.Errorf("%s: the patch changed more than the hook", h.file)
+			if i := strings.Index(string(got), h.insert); i < 0 || !strings.Contains(string(got[:i]), h.anchor) {
+				t.Errorf("%s: hook %q is not after %q", h.file, h.insert, h.anchor)
+			}
+			// Without every hook of the file, it is the original.
+			for _, o := range hooks {
+				if o.file == h.file && on(o) {
+					got = []byte(strings.Replace(string(got), o.insert, "", 1))
+				}
+			}
+			if string(got) != string(orig) {
+				t.Errorf("%+v: %s: the patch changed more than the hooks", opts, h.file)
 			}
 		}
 	}

@@ -446,9 +446,11 @@ func (n *Network) HostDown(host int) {
 }
 
 // ResetHost resets every established connection of host at once, as if a
-// middlebox dropped them: the host's own ends see ECONNRESET now (data still
-// in flight to them is lost), and each peer on another host gets an RST after
-// one latency draw. Listeners survive.
+// middlebox dropped them: the host's own ends see ECONNRESET now, each peer
+// on another host gets an RST after one latency draw, and what was in flight
+// on those connections either way at the reset (data and FINs that had not
+// arrived yet) is lost, as an RST on Linux discards what is queued. Listeners
+// survive.
 func (n *Network) ResetHost(host int) {
 	now := n.advance()
 	h := n.host(host)
@@ -457,22 +459,70 @@ func (n *Network) ResetHost(host int) {
 		if !c.established(now) || !c.takesControl() {
 			continue
 		}
-		kept := c.in[:0]
-		for _, s := range c.in {
-			if s.at <= now {
-				kept = append(kept, s)
-			} else if s.kind == segData {
-				c.inBytes -= len(s.data)
-			}
-		}
-		c.in = kept
+		c.dropInFlight(now)
 		c.pushRst(now, 0)
 		reset = append(reset, c)
 		n.emit(Event{At: now, Kind: EvReset, Host: c.host, Local: c.local, Remote: c.remote})
 	}
 	for _, c := range reset {
 		if p := c.peer; p != nil && p.takesControl() {
+			p.dropInFlight(now)
 			n.sendCtl(c, p, segRST, now)
 		}
 	}
+}
+
+// dropInFlight loses the segments on their way to c that have not arrived
+// by now (held ones too), for a reset of its connection. What has arrived
+// stays readable before the RST. The next segment (the RST) is then due
+// after its own latency draw, not after the lost ones.
+func (c *Conn) dropInFlight(now int64) {
+	kept := c.in[:0]
+	for _, s := range c.in {
+		switch {
+		case s.at <= now:
+			kept = append(kept, s)
+		case s.kind == segData:
+			c.inBytes -= len(s.data)
+		case s.kind == segFIN:
+			c.finIn = false // the FIN never arrives
+		}
+	}
+	if len(kept) == len(c.in) {
+		return
+	}
+	clear(c.in[len(kept):]) // let the lost data go
+	c.in = kept
+	c.lastIn = min(c.lastIn, now)
+	if c.dialed && c.replyAt < held {
+		c.lastIn = max(c.lastIn, c.replyAt) // nothing overtakes the SYN-ACK
+	}
+}
+
+// ArrivedBetween reports whether something reached the host's TCP sockets
+// after virtual time from and by to: a segment (data, FIN or RST) that is
+// still queued on one of its connections, or a SYN whose connection waits
+// on one of its listeners to be accepted. The engine asks it about the time
+// a node spent computing, to learn whether a request arrived meanwhile.
+func (n *Network) ArrivedBetween(hostIdx int, from, to int64) bool {
+	n.advance()
+	h := n.host(hostIdx)
+	for _, c := range h.conns {
+		for _, s := range c.in { // oldest first: at never decreases
+			if s.at > to {
+				break
+			}
+			if s.at > from {
+				return true
+			}
+		}
+	}
+	for _, l := range h.listeners {
+		for _, c := range l.queue {
+			if c.peer != nil && c.peer.synAt > from && c.peer.synAt <= to {
+				return true
+			}
+		}
+	}
+	return false
 }

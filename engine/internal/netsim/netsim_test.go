@@ -909,3 +909,80 @@ func TestDeterministicEventLog(t *testing.T) {
 		t.Errorf("log has only %d events", len(a))
 	}
 }
+
+// ArrivedBetween sees a segment or a SYN that arrived within the span it is
+// asked about, and nothing that arrived before it or is still on its way.
+func TestArrivedBetween(t *testing.T) {
+	w := newWorld(t, "server", "client")
+	l := w.listen(0, "", 80)
+	client, _ := w.connect(l, 1, 1000, 1000) // accepted at 2000
+	w.now = 3000
+	w.draws = []int64{500} // arrives at 3500
+	w.write(client, "req")
+	for _, tc := range []struct {
+		at, from, to int64
+		want         bool
+	}{
+		{3200, 3000, 3200, false}, // on its way
+		{3600, 3000, 3600, true},
+		{3600, 3000, 3500, true},  // arrives at the end of the span
+		{3600, 3500, 3600, false}, // arrived before the span
+	} {
+		w.now = tc.at
+		if got := w.n.ArrivedBetween(0, tc.from, tc.to); got != tc.want {
+			t.Errorf("at %d: ArrivedBetween(server, %d, %d) = %v, want %v", tc.at, tc.from, tc.to, got, tc.want)
+		}
+		if got := w.n.ArrivedBetween(1, tc.from, tc.to); got {
+			t.Errorf("at %d: the client saw an arrival", tc.at)
+		}
+	}
+	// A connection waiting to be accepted arrived with its SYN.
+	w.draws = []int64{300, 300} // the SYN arrives at 3900
+	w.dial(1, "10.0.0.1", 80)
+	w.now = 4000
+	if !w.n.ArrivedBetween(0, 3800, 4000) || w.n.ArrivedBetween(0, 3900, 4000) {
+		t.Errorf("a SYN arriving at 3900: seen in (3800, 4000] %v, in (3900, 4000] %v, want true, false",
+			w.n.ArrivedBetween(0, 3800, 4000), w.n.ArrivedBetween(0, 3900, 4000))
+	}
+}
+
+// A reset loses what is in flight on the connection both ways: a reply the
+// reset host wrote 3.5ms before the reset, due 6.5ms after it, never
+// arrives; the peer reads ECONNRESET once the RST is due, and data that
+// arrived before the reset is still read first.
+func TestResetLosesWhatIsInFlight(t *testing.T) {
+	const ms = 1_000_000
+	w := newWorld(t, "server", "client")
+	l := w.listen(0, "", 80)
+	c, s := w.connect(l, 1, ms, ms)
+	w.draws = []int64{ms}
+	w.write(s, "early") // arrives before the reset
+	w.now += 2 * ms
+	w.draws = []int64{10 * ms}
+	w.write(s, "reply") // due 6.5ms after the reset
+	w.draws = []int64{10 * ms}
+	w.write(c, "request") // due 6.5ms after the reset, to the reset end
+	w.now += 3500 * 1000
+	resetAt := w.now
+	w.draws = []int64{2 * ms} // the RST to the client
+	w.n.ResetHost(0)
+
+	if got, e := readAll(s); got != "" || e != errno.ECONNRESET {
+		t.Errorf("reset end reads %q, %v, want nothing and ECONNRESET", got, e)
+	}
+	w.now = resetAt + ms
+	if got, e := readAll(c); got != "early" || e != errno.EAGAIN {
+		t.Errorf("peer before the RST: %q, %v, want what arrived before the reset, then EAGAIN", got, e)
+	}
+	w.now = resetAt + 2*ms
+	if got, e := readAll(c); got != "" || e != errno.ECONNRESET {
+		t.Errorf("peer when the RST is due: %q, %v, want ECONNRESET", got, e)
+	}
+	w.now = resetAt + 7*ms // past the lost reply's due time
+	if got, e := readAll(c); got != "" || e != errno.ECONNRESET {
+		t.Errorf("peer after the lost reply was due: %q, %v, want nothing but ECONNRESET", got, e)
+	}
+	if got, e := readAll(s); got != "" || e != errno.ECONNRESET {
+		t.Errorf("reset end after the lost request was due: %q, %v, want nothing but ECONNRESET", got, e)
+	}
+}

@@ -31,6 +31,10 @@ type cpuState struct {
 	seen    uint32            // the counter's value at the last look
 	debt    float64           // virtual ns of work not yet paid
 	factor  float64           // the jitter of the stretch of work in progress
+	// paidFrom and paidTo are the virtual times the last payment ran
+	// between, until noteArrivals has looked at them (paidTo 0: nothing
+	// to look at).
+	paidFrom, paidTo int64
 }
 
 // account charges the calls the guest counted since the last host call.
@@ -97,6 +101,9 @@ func (p *Process) payCPU(ctx context.Context, m api.Module, min int64, pausable 
 	c.debt -= float64(d)
 	c.factor = p.drawFactor()
 	until := p.Now() + d
+	if p.Arrived != nil && p.Net != nil {
+		c.paidFrom, c.paidTo = p.Now(), until
+	}
 	if pausable && p.canPause(m) {
 		if p.Proc.SleepQuietly(until) {
 			return false
@@ -108,4 +115,21 @@ func (p *Process) payCPU(ctx context.Context, m api.Module, min int64, pausable 
 		kill(ctx, m)
 	}
 	return false
+}
+
+// noteArrivals tells Arrived, once the node has paid for its work, whether
+// a segment or a connection reached its sockets while it computed: on
+// Linux another core would take that request up at once. A payment that
+// paused the guest is looked at when the guest issues its call again.
+func (p *Process) noteArrivals(m api.Module) {
+	c := &p.cpu
+	if c.paidTo == 0 {
+		return
+	}
+	from, to := c.paidFrom, c.paidTo
+	c.paidTo = 0
+	if p.Arrived != nil && p.Net != nil && p.Net.ArrivedBetween(p.Host, from, to) {
+		p.Arrived(m)
+		p.counterLoaded() // Arrived may have loaded a new count
+	}
 }

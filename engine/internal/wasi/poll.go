@@ -141,8 +141,11 @@ func pollOneoff(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 		}
 	}
 	now = p.Now()
-	nev := uint32(0)
-	var ev [32]byte
+	type ready struct {
+		sub pollSub
+		en  errno.Errno
+	}
+	var fired []ready
 	for _, sub := range subs {
 		fire, en := false, errno.SUCCESS
 		switch sub.tag {
@@ -156,19 +159,29 @@ func pollOneoff(ctx context.Context, m api.Module, s []uint64) errno.Errno {
 			r := sub.e.readyAt(now, sub.tag == eventFdWrite)
 			fire = r != sched.Never && r <= now
 		}
-		if !fire {
-			continue
+		if fire {
+			fired = append(fired, ready{sub, en})
 		}
+	}
+	// What is ready is reported in an order drawn from p.Order, not in the
+	// order of the subscriptions: the guest's runtime readies goroutines in
+	// the order of the events, and on Linux which of two handlers whose
+	// requests are both waiting runs first is not fixed either.
+	for i := len(fired) - 1; i > 0; i-- {
+		j := p.Order.Intn(i + 1)
+		fired[i], fired[j] = fired[j], fired[i]
+	}
+	var ev [32]byte
+	for i, f := range fired {
 		ev = [32]byte{}
-		le.PutUint64(ev[0:], sub.userdata)
-		le.PutUint16(ev[8:], uint16(en))
-		ev[10] = sub.tag
-		if !mem.Write(out+nev*32, ev[:]) {
+		le.PutUint64(ev[0:], f.sub.userdata)
+		le.PutUint16(ev[8:], uint16(f.en))
+		ev[10] = f.sub.tag
+		if !mem.Write(out+uint32(i)*32, ev[:]) {
 			return errno.EFAULT
 		}
-		nev++
 	}
-	if !mem.WriteUint32Le(nPtr, nev) {
+	if !mem.WriteUint32Le(nPtr, uint32(len(fired))) {
 		return errno.EFAULT
 	}
 	return 0

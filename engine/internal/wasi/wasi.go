@@ -48,6 +48,10 @@ type Process struct {
 	Proc   *sched.Proc
 	Now    func() int64 // virtual ns since the start of the run
 	Random rng.Stream
+	// Order draws the order in which poll_oneoff reports what is ready
+	// when more than one thing is: the guest's runtime runs the goroutines
+	// it readies in that order. A zero stream is a valid one.
+	Order rng.Stream
 
 	Disk *disk.Disk // the node's disk, preopened as "/" and the working directory
 	Etc  *disk.Disk // read-only "/etc" (hosts), or nil
@@ -83,6 +87,11 @@ type Process struct {
 	Preempt func(m api.Module, calls api.MutableGlobal)
 	// CPU, if set, makes the guest's work take virtual time (cpu.go).
 	CPU *CPU
+	// Arrived, if set, is called at a host call of a node that has just
+	// paid for its work (cpu.go) when something reached its TCP sockets
+	// while it computed: m is the module the call came from. It is called
+	// before the call does its work.
+	Arrived func(m api.Module)
 	// Boot, if set, makes this a snapshot boot (boot.go): the guest pauses
 	// at the snapshot point, and a host call that a copy could not repeat
 	// stops it. Output goes to Boot, not to Output.
@@ -229,6 +238,7 @@ func watched(name, key string, f api.GoModuleFunc, pure bool) api.GoModuleFunc {
 					if p.payCPU(ctx, m, min, pausable) {
 						return // paused: the guest issues the call again
 					}
+					p.noteArrivals(m)
 				}
 			}
 		}
