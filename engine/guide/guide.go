@@ -109,15 +109,6 @@ func Features(res *engine.Result) []Feature {
 			out = append(out, Feature{Kind: Block, What: e.Program + " " + c.Maps[e.Program].Where(e.Unit), At: e.At, prog: e.Program, unit: e.Unit})
 		}
 	}
-	if c := res.Coverage; c != nil {
-		for _, prog := range slices.Sorted(maps.Keys(c.Counts)) {
-			for unit, n := range c.Counts[prog] {
-				if n > 0 {
-					out = append(out, Feature{Kind: Count, What: fmt.Sprintf("%s %s ran %s", prog, c.Maps[prog].Where(unit), countRange(n)), At: Unknown})
-				}
-			}
-		}
-	}
 	shapes := map[string]bool{}
 	props := map[string]bool{}
 	for _, l := range res.Lines {
@@ -167,6 +158,16 @@ func Features(res *engine.Result) []Feature {
 		}
 		return 1
 	})
+	// How many times each block ran: known only at the end.
+	if c := res.Coverage; c != nil {
+		for _, prog := range slices.Sorted(maps.Keys(c.Counts)) {
+			for unit, n := range c.Counts[prog] {
+				if n > 0 {
+					out = append(out, Feature{Kind: Count, What: fmt.Sprintf("%s %s ran %s", prog, c.Maps[prog].Where(unit), countRange(n)), At: Unknown})
+				}
+			}
+		}
+	}
 	// The properties the trace did not time (its lines were cut).
 	for _, p := range res.Properties {
 		if what := p.Kind + " " + p.Message + " reached"; p.Hits > 0 && !props[what] {
