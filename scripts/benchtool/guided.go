@@ -20,6 +20,10 @@ import (
 // seeds), and kvlog, where every seed fails, so that a strategy's cost
 // where bugs are common shows too.
 var guidedSubjects = []string{
+	"examples/kvsnap/seedfall.checkpoint.json",
+	"examples/kvsnap/seedfall.rewrite.json",
+	"examples/blocklog/seedfall.json",
+	"examples/semisync/seedfall.json",
 	"examples/kvlog/seedfall.json",
 }
 
