@@ -13,10 +13,10 @@ var rareExamples = []struct {
 	fails  []uint64
 	passes uint64 // a seed that does not find the bug
 }{
-	{"kvlog/seedfall.checkpoint", []uint64{0}, 1},
-	{"kvlog/seedfall.rewrite", []uint64{0}, 1},
-	{"blocklog/seedfall", []uint64{0}, 1},
-	{"semisync/seedfall", []uint64{0}, 1},
+	{"kvlog/seedfall.checkpoint", []uint64{538, 1233, 1899}, 1},
+	{"kvlog/seedfall.rewrite", []uint64{167, 258, 939}, 1},
+	{"blocklog/seedfall", []uint64{358, 654, 672}, 1},
+	{"semisync/seedfall", []uint64{7, 271, 1079}, 1},
 }
 
 // Each rare bug is found at its known seeds, and each failure replays from its
