@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"os"
 	"testing"
 )
 
@@ -13,8 +14,8 @@ var rareExamples = []struct {
 	fails  []uint64
 	passes uint64 // a seed that does not find the bug
 }{
-	{"kvlog/seedfall.checkpoint", []uint64{538, 1233, 1899}, 1},
-	{"kvlog/seedfall.rewrite", []uint64{167, 258, 939}, 1},
+	{"kvsnap/seedfall.checkpoint", []uint64{538, 1233, 1899}, 1},
+	{"kvsnap/seedfall.rewrite", []uint64{167, 258, 939}, 1},
 	{"blocklog/seedfall", []uint64{358, 654, 672}, 1},
 	{"semisync/seedfall", []uint64{7, 271, 1079}, 1},
 }
@@ -38,7 +39,14 @@ func TestRareExamples(t *testing.T) {
 				t.Fatalf("seed %d: replaying its schedule changed the trace", seed)
 			}
 			fixed := prepareFile(t, fmt.Sprintf("../examples/%s.fixed.json", ex.world))
-			for _, s := range append([]uint64{ex.passes}, ex.fails...) {
+			seeds := append([]uint64{ex.passes}, ex.fails...)
+			if os.Getenv("SEEDFALL_SWEEP") == "1" {
+				// scripts/sweep-examples: the fixed twin passes 500 seeds too.
+				for s := uint64(1); s <= 500; s++ {
+					seeds = append(seeds, s)
+				}
+			}
+			for _, s := range seeds {
 				r := run(t, fixed, s, nil)
 				if !r.Passed {
 					t.Fatalf("fixed twin fails seed %d: %s: %s\n%s", s, r.Class, r.Reason, output(r, ""))

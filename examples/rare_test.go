@@ -18,10 +18,10 @@ func TestRareWorldsRunNatively(t *testing.T) {
 		file, mode string
 		restart    bool // restart the server and read the keys back
 	}{
-		{"kvlog/seedfall.checkpoint.json", "ack after-sync", true},
-		{"kvlog/seedfall.checkpoint.fixed.json", "ack after-sync", true},
-		{"kvlog/seedfall.rewrite.json", "ack after-sync", true},
-		{"kvlog/seedfall.rewrite.fixed.json", "ack after-sync", true},
+		{"kvsnap/seedfall.checkpoint.json", "checkpoint-order log-first", true},
+		{"kvsnap/seedfall.checkpoint.fixed.json", "checkpoint-order snapshot-first", true},
+		{"kvsnap/seedfall.rewrite.json", "rewrite-on-start inplace", true},
+		{"kvsnap/seedfall.rewrite.fixed.json", "rewrite-on-start rename", true},
 		// The bug's reader loses records only after a record ending one header short
 		// of a block, which the random lengths reach in some runs and not in others:
 		// only the fixed reader is sure to read every one back.

@@ -32,9 +32,6 @@ func main() {
 	checksum := flag.Bool("checksum", true, "verify each record's checksum on replay")
 	rereads := flag.Int("reread", 0, "when replay stops before the end of the log, read it again, up to this many times, until three reads agree")
 	onSyncErr := flag.String("fsync-error", "exit", "after a failed fsync: exit (restart and replay what the disk kept) or retry (the fsyncgate bug)")
-	ckptEvery := flag.Int64("checkpoint-every", 0, "write every key to kv.snap and empty the log when the log reaches this many bytes; 0: never")
-	ckptOrder := flag.String("checkpoint-order", "snapshot-first", "in a checkpoint, fsync the snapshot before emptying the log (snapshot-first) or after (log-first, the bug)")
-	rewrite := flag.String("rewrite-on-start", "", "after replay, rewrite the log with one record per key: inplace (the bug) or rename (through a new file); empty: never")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("server: ")
@@ -50,16 +47,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "server: -fsync-error is %q; use exit or retry\n", *onSyncErr)
 		os.Exit(2)
 	}
-	if *ckptOrder != "snapshot-first" && *ckptOrder != "log-first" {
-		fmt.Fprintf(os.Stderr, "server: -checkpoint-order is %q; use snapshot-first or log-first\n", *ckptOrder)
-		os.Exit(2)
-	}
-	if *rewrite != "" && *rewrite != "inplace" && *rewrite != "rename" {
-		fmt.Fprintf(os.Stderr, "server: -rewrite-on-start is %q; use inplace, rename or nothing\n", *rewrite)
-		os.Exit(2)
-	}
-	opt := options{syncEachPut: *ack == "after-sync", checksum: *checksum, rereads: *rereads,
-		ckpt: checkpointing{every: *ckptEvery, logFirst: *ckptOrder == "log-first"}, rewrite: *rewrite}
+	opt := options{syncEachPut: *ack == "after-sync", checksum: *checksum, rereads: *rereads}
 	if *onSyncErr == "retry" {
 		opt.retrySync = 3
 	}

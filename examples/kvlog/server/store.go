@@ -94,10 +94,8 @@ type store struct {
 	log         *os.File
 	data        map[string]string
 	syncEachPut bool
-	dirty       bool  // records written since the last fsync
-	retrySync   int   // after a failed fsync, try again this many times (the bug of -fsync-error=retry)
-	size        int64 // bytes in the log
-	ckpt        checkpointing
+	dirty       bool // records written since the last fsync
+	retrySync   int  // after a failed fsync, try again this many times (the bug of -fsync-error=retry)
 }
 
 // options are the server's choices about durability and damage.
@@ -109,10 +107,6 @@ type options struct {
 	// (read_corrupt), while a torn or damaged record reads the same every time.
 	rereads   int
 	retrySync int
-	ckpt      checkpointing
-	// rewrite, if not "", rewrites the log on start with one record per live key:
-	// "inplace" over the log itself (the bug), "rename" through a new file.
-	rewrite string
 }
 
 // openStore opens or creates dir/kv.log, replays it and cuts off a torn tail. It
@@ -188,27 +182,7 @@ func openStoreWith(dir string, opt options) (*store, int64, error) {
 		f.Close()
 		return nil, 0, err
 	}
-	s := &store{path: path, log: f, data: data, syncEachPut: opt.syncEachPut, retrySync: opt.retrySync, size: good, ckpt: opt.ckpt}
-	if opt.ckpt.every > 0 {
-		// The snapshot holds what the log held before its last checkpoint; the
-		// log's records are newer.
-		snap, err := loadSnapshot(s.snapPath())
-		if err != nil {
-			f.Close()
-			return nil, 0, err
-		}
-		for k, v := range data {
-			snap[k] = v
-		}
-		s.data = snap
-	}
-	if opt.rewrite != "" && good > 0 {
-		if err := s.rewriteLog(opt.rewrite == "inplace"); err != nil {
-			f.Close()
-			return nil, 0, fmt.Errorf("rewrite %s: %w", path, err)
-		}
-	}
-	return s, size - good, nil
+	return &store{path: path, log: f, data: data, syncEachPut: opt.syncEachPut, retrySync: opt.retrySync}, size - good, nil
 }
 
 func syncDir(dir string) error {
@@ -233,11 +207,9 @@ func syncDir(dir string) error {
 func (s *store) put(key, value string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec := encodeRecord(key, value)
-	if _, err := s.log.Write(rec); err != nil {
+	if _, err := s.log.Write(encodeRecord(key, value)); err != nil {
 		return fmt.Errorf("append to %s: %w", s.path, err)
 	}
-	s.size += int64(len(rec))
 	if s.syncEachPut {
 		err := s.log.Sync()
 		for i := 0; err != nil && i < s.retrySync; i++ {
@@ -253,9 +225,6 @@ func (s *store) put(key, value string) error {
 		s.dirty = true
 	}
 	s.data[key] = value
-	if s.ckpt.every > 0 && s.size >= s.ckpt.every {
-		return s.checkpoint()
-	}
 	return nil
 }
 
