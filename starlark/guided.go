@@ -117,21 +117,8 @@ func (r *Run) rareMoments(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tu
 	return sl.NewList(out), nil
 }
 
-// coverageValue is r.coverage: a dict of blocks (ran), stmts (ran) and
-// all_stmts (of the covered packages), or None without coverage.
-func (r *Run) coverageValue() sl.Value {
-	c := r.Result.Coverage
-	if c == nil {
-		return sl.None
-	}
-	hit, all := c.Stmts()
-	d := sl.NewDict(3)
-	_ = d.SetKey(sl.String("blocks"), sl.MakeInt(c.Hit.Len()))
-	_ = d.SetKey(sl.String("stmts"), sl.MakeInt(hit))
-	_ = d.SetKey(sl.String("all_stmts"), sl.MakeInt(all))
-	d.Freeze()
-	return d
-}
+// coverageValue is r.coverage (coverageDict).
+func (r *Run) coverageValue() sl.Value { return coverageDict(r.Result.Coverage) }
 
 // mutate(r, at, op="rekey", key=1, donors=None) is a schedule that keeps
 // r's past before at and changes its future (guide.Mutate): "rekey"
