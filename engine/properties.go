@@ -8,7 +8,6 @@ import (
 	"go/parser"
 	"go/token"
 	"math"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -17,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seedfall/seedfall/engine/fsutil"
 	"github.com/seedfall/seedfall/engine/internal/wasi"
 )
 
@@ -305,7 +305,7 @@ func (p *Prepared) declared() []Property {
 // it imports, and lists their property calls. Errors only make the list
 // shorter: the build already reported anything that matters.
 func scanProperties(dir string) []Property {
-	root, modPath := moduleOf(dir)
+	root, modPath := fsutil.ModuleOf(dir)
 	if root == "" {
 		return nil
 	}
@@ -408,27 +408,4 @@ func fileProperties(fset *token.FileSet, f *ast.File, file string) []Property {
 		return true
 	})
 	return out
-}
-
-// moduleOf finds the module that holds dir: its root and its path.
-func moduleOf(dir string) (root, modPath string) {
-	for d := dir; ; {
-		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
-			for _, line := range strings.Split(string(b), "\n") {
-				if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
-					p := strings.TrimSpace(rest)
-					if u, err := strconv.Unquote(p); err == nil {
-						p = u
-					}
-					return d, p
-				}
-			}
-			return "", ""
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", ""
-		}
-		d = parent
-	}
 }

@@ -2,9 +2,9 @@ package cover
 
 import (
 	"fmt"
+	"github.com/seedfall/seedfall/engine/fsutil"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -18,7 +18,7 @@ func ModuleSource(dirs ...string) Source {
 		if abs, err := filepath.Abs(d); err == nil {
 			d = abs
 		}
-		if root, mod := moduleOf(d); mod != "" {
+		if root, mod := fsutil.ModuleOf(d); mod != "" {
 			if _, ok := roots[mod]; !ok {
 				roots[mod] = root
 			}
@@ -41,31 +41,5 @@ func ModuleSource(dirs ...string) Source {
 			return nil, fmt.Errorf("%s is not a file of module %s", importPath, best)
 		}
 		return os.ReadFile(filepath.Join(roots[best], filepath.FromSlash(rel)))
-	}
-}
-
-// moduleOf finds the module that holds dir: its root and its path.
-func moduleOf(dir string) (root, modPath string) {
-	for d := dir; ; {
-		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
-			for line := range strings.SplitSeq(string(b), "\n") {
-				if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && rest != strings.TrimLeft(rest, " \t") {
-					p := strings.TrimSpace(rest)
-					if i := strings.Index(p, "//"); i >= 0 {
-						p = strings.TrimSpace(p[:i])
-					}
-					if u, err := strconv.Unquote(p); err == nil {
-						p = u
-					}
-					return d, p
-				}
-			}
-			return "", ""
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", ""
-		}
-		d = parent
 	}
 }

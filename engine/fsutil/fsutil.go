@@ -7,6 +7,8 @@ package fsutil
 import (
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // WriteFile writes data to path atomically, with perm, creating nothing but
@@ -34,4 +36,31 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		os.Remove(f.Name())
 	}
 	return err
+}
+
+// ModuleOf finds the Go module that holds dir: its root and its path
+// (both "" when there is none).
+func ModuleOf(dir string) (root, modPath string) {
+	for d := dir; ; {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+			for line := range strings.SplitSeq(string(b), "\n") {
+				if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && rest != strings.TrimLeft(rest, " \t") {
+					p := strings.TrimSpace(rest)
+					if i := strings.Index(p, "//"); i >= 0 {
+						p = strings.TrimSpace(p[:i])
+					}
+					if u, err := strconv.Unquote(p); err == nil {
+						p = u
+					}
+					return d, p
+				}
+			}
+			return "", ""
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", ""
+		}
+		d = parent
+	}
 }
