@@ -70,11 +70,23 @@ func Mutate(parent *faults.Schedule, op string, at time.Duration, key uint64, do
 		}
 	}
 	s.Branches = append(s.Branches, faults.Branch{At: at, Key: key})
-	var timed []faults.Fault
+	// The donors' timed faults, by kind and node, in the order first
+	// given: a kind and node is drawn first, then one of its faults, so a
+	// rare kind (a crash of the primary among partitions) comes as often
+	// as a frequent one.
+	var groups [][]faults.Fault
+	index := map[[2]string]int{}
 	for _, f := range donors {
-		if k, ok := faults.Lookup(f.Kind); ok && !k.AtOp {
-			timed = append(timed, f)
+		if k, ok := faults.Lookup(f.Kind); !ok || k.AtOp {
+			continue
 		}
+		g, ok := index[[2]string{f.Kind, f.Node}]
+		if !ok {
+			g = len(groups)
+			index[[2]string{f.Kind, f.Node}] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], f)
 	}
 	end := parent.Duration
 	if end <= 0 {
@@ -89,9 +101,9 @@ func Mutate(parent *faults.Schedule, op string, at time.Duration, key uint64, do
 		return f
 	}
 	switch {
-	case op == Add && len(timed) > 0:
-		f := timed[r.IntN(len(timed))]
-		after = append(after, move(f, at+step(r)))
+	case op == Add && len(groups) > 0:
+		g := groups[r.IntN(len(groups))]
+		after = append(after, move(g[r.IntN(len(g))], at+step(r)))
 	case op == Shift && len(after) > 0:
 		d := step(r)
 		if r.IntN(2) == 0 {
