@@ -64,6 +64,7 @@ type incCounts struct {
 
 // coverState is what a checkpoint keeps of the family.
 type coverState struct {
+	maps   map[string]*cover.Map
 	seen   *cover.Set
 	first  []cover.Event
 	next   int64
@@ -89,11 +90,11 @@ func openCoverage(e *env) (family, error) {
 		ended:   func(n *node, wp *wasi.Process) { c.look(n, c.e.now()); delete(c.last, wp) },
 		over:    func() { c.sample(c.e.now()) },
 		keep: func() any {
-			return &coverState{seen: c.seen.Clone(), first: slices.Clone(c.first), next: c.next, counts: cloneCounts(c.counts)}
+			return &coverState{maps: maps.Clone(c.maps), seen: c.seen.Clone(), first: slices.Clone(c.first), next: c.next, counts: cloneCounts(c.counts)}
 		},
 		resume: func(v any) {
 			s := v.(*coverState)
-			c.seen, c.first, c.next, c.counts = s.seen.Clone(), slices.Clone(s.first), s.next, cloneCounts(s.counts)
+			c.maps, c.seen, c.first, c.next, c.counts = maps.Clone(s.maps), s.seen.Clone(), slices.Clone(s.first), s.next, cloneCounts(s.counts)
 			clear(c.last)
 		},
 		result: func(res *Result) {

@@ -1,12 +1,17 @@
 package engine
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/world"
 )
 
@@ -92,15 +97,60 @@ func TestCoverageOfTheUsersCode(t *testing.T) {
 }
 
 // A fork's coverage is the run's from scratch: forksOf compares it with
-// the rest of the result.
+// the rest of the result (blocks, first moments, counts, layouts), in one
+// node's world and in semisync's three programs, whose crashes leave
+// incarnations that end before a checkpoint.
 func TestCoverageForkIsARunFromScratch(t *testing.T) {
-	p := prepareCovered(t, "../examples/kvlog/seedfall.json")
-	for _, fork := range forksOf(t, p, 2, 4) {
-		if fork.switched == 0 {
-			t.Fatal("a fork copied no guest from its checkpoint")
+	for _, tc := range []struct {
+		world string
+		seed  uint64
+	}{{"../examples/kvlog/seedfall.json", 2}, {"../examples/semisync/seedfall.json", 3}} {
+		p := prepareCovered(t, tc.world)
+		for _, fork := range forksOf(t, p, tc.seed, 4) {
+			if fork.switched == 0 {
+				t.Fatalf("%s: a fork copied no guest from its checkpoint", tc.world)
+			}
+			if fork.Coverage == nil || fork.Coverage.Hit.Len() == 0 || len(fork.Coverage.Counts) == 0 {
+				t.Fatalf("%s: a fork has no coverage", tc.world)
+			}
 		}
-		if fork.Coverage == nil || fork.Coverage.Hit.Len() == 0 {
-			t.Fatal("a fork has no coverage")
+	}
+}
+
+// A fork whose future differs from its checkpoint's run (a crash just after
+// the moment, as guided search adds) has the coverage of the same schedule
+// run from scratch: the layouts of programs that crash before they run
+// again come from the checkpoint.
+func TestCoverageForkWithANewFault(t *testing.T) {
+	p := prepareCovered(t, "../examples/semisync/seedfall.json")
+	const seed = 3
+	first := run(t, p, seed, nil)
+	end := time.Duration(first.SimNs)
+	moments := []time.Duration{end / 4, end / 2, end * 3 / 4}
+	rec, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: first.Schedule, Checkpoints: moments})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range rec.Checkpoints {
+		if c.Reason != "" {
+			t.Fatalf("no fork at %v: %s", c.At, c.Reason)
+		}
+		for _, node := range []string{"a", "b"} {
+			sch := *first.Schedule
+			sch.Faults = append(slices.Clone(sch.Faults), faults.Fault{At: c.At + 10*time.Microsecond, Kind: faults.Crash, Node: node, Until: c.At + 20*time.Millisecond})
+			slices.SortStableFunc(sch.Faults, func(a, b faults.Fault) int { return cmp.Compare(a.At, b.At) })
+			scratch := run(t, p, seed, &sch)
+			fork, err := p.Run(context.Background(), RunOptions{Seed: seed, Schedule: &sch, From: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fork.Digest != scratch.Digest {
+				t.Fatalf("crash of %s after %v: the fork is not the run from scratch", node, c.At)
+			}
+			if !reflect.DeepEqual(fork.Coverage, scratch.Coverage) {
+				t.Errorf("crash of %s after %v: the fork's coverage differs from the run's from scratch (layouts of %v, from scratch %v)",
+					node, c.At, slices.Sorted(maps.Keys(fork.Coverage.Maps)), slices.Sorted(maps.Keys(scratch.Coverage.Maps)))
+			}
 		}
 	}
 }

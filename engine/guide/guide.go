@@ -106,6 +106,9 @@ func Features(res *engine.Result) []Feature {
 	var out []Feature
 	if c := res.Coverage; c != nil {
 		for _, e := range c.First {
+			if c.Maps[e.Program] == nil {
+				continue
+			}
 			out = append(out, Feature{Kind: Block, What: e.Program + " " + c.Maps[e.Program].Where(e.Unit), At: e.At, prog: e.Program, unit: e.Unit})
 		}
 	}
@@ -161,6 +164,9 @@ func Features(res *engine.Result) []Feature {
 	// How many times each block ran: known only at the end.
 	if c := res.Coverage; c != nil {
 		for _, prog := range slices.Sorted(maps.Keys(c.Counts)) {
+			if c.Maps[prog] == nil {
+				continue
+			}
 			for unit, n := range c.Counts[prog] {
 				if n > 0 {
 					out = append(out, Feature{Kind: Count, What: fmt.Sprintf("%s %s ran %s", prog, c.Maps[prog].Where(unit), countRange(n)), At: Unknown})
