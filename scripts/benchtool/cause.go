@@ -15,8 +15,8 @@ import (
 
 // causeSubjects are the failing seeds PrintCauseFigures explains: three of
 // kvlog, whose failure becomes inevitable at a crash early, late and
-// about a third of the way into the run; bank's race, which needs no
-// fault at all; and hashicorp/raft's raftkv, whose failure comes at a
+// about a third of the way into the run; bank's quick handlers' race, which
+// needs no fault at all; and hashicorp/raft's raftkv, whose failure comes at a
 // tenth of the workload, so that a fork that passes costs about nine
 // runs of the failing seed.
 var causeSubjects = []struct {
@@ -26,7 +26,7 @@ var causeSubjects = []struct {
 	{"examples/kvlog/seedfall.json", 1},
 	{"examples/kvlog/seedfall.json", 2},
 	{"examples/kvlog/seedfall.json", 3},
-	{"examples/bank/seedfall.json", 4},
+	{"examples/bank/seedfall.handlers.json", 42},
 	{"examples/real/raftkv/seedfall.json", 2},
 }
 
