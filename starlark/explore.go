@@ -359,10 +359,8 @@ func (c *exploreCtx) Attr(name string) (sl.Value, error) {
 // wall time, n when time is left and 0 when not.
 func (c *exploreCtx) left(n int) int {
 	if c.budget.Runs > 0 {
-		if c.work >= float64(c.budget.Runs)-1e-9 {
-			return 0
-		}
-		return n
+		// Whole runs: a run from t=0 costs 1.
+		return min(n, max(0, int(math.Ceil(float64(c.budget.Runs)-c.work-1e-9))))
 	}
 	if time.Since(c.start) >= c.budget.Time {
 		return 0
