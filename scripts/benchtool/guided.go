@@ -86,6 +86,9 @@ func PrintGuidedFigures(explorations, budget int) {
 	fmt.Printf("\nCPU and runs to the first failure, -parallel 1, median of %d explorations (budget %d runs each)\n", explorations, budget)
 	fmt.Printf("%-34s %-15s %9s %8s %8s %9s\n", "world", "strategy", "CPU s", "runs", "found", "CPU/random")
 	for _, sub := range guidedSubjects {
+		if *guidedWorlds != "" && !slices.ContainsFunc(strings.Split(*guidedWorlds, ","), func(word string) bool { return strings.Contains(sub, word) }) {
+			continue
+		}
 		w, err := world.Load(filepath.Join(*root, sub))
 		check(err)
 		wv, err := starlark.WorldValue(w)

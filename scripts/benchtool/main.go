@@ -40,6 +40,7 @@ var (
 	causePar     = flag.Int("causeparallel", 2, "forks seedfall cause runs at once (its default is 2)")
 	explorations = flag.Int("explorations", 5, "exploration seeds of each strategy on each world (-only guided)")
 	guidedBudget = flag.Int("guidedbudget", 5000, "the run budget of each exploration (-only guided)")
+	guidedWorlds = flag.String("guidedworlds", "", "with -only guided, only the worlds whose path contains one of these comma-separated words")
 )
 
 func main() {
