@@ -187,22 +187,34 @@ func (c *coverFamily) total() map[string][]uint32 {
 	return out
 }
 
-// coverMap is the coverage layout of p's binary, decoded once from what
-// its first guest said (nil if it cannot be).
-func (p *Program) coverMap(c *wasi.Cover) *cover.Map {
-	p.cover.once.Do(func() {
-		metas := make([]cover.Meta, len(c.Meta))
-		for i, m := range c.Meta {
-			metas[i] = cover.Meta{ID: m.ID, Blob: m.Blob}
-		}
-		p.cover.m, p.cover.err = cover.NewMap(metas)
-	})
-	return p.cover.m
-}
+// coverMaps are the coverage layouts of the binaries seen, by hash,
+// decoded once from what a binary's first guest said (nil if it could not
+// be): every run of a binary shares its layout. A process that runs many
+// worlds keeps the latest maxCoverMaps.
+var coverMaps = struct {
+	sync.Mutex
+	m     map[string]*cover.Map
+	order []string
+}{m: map[string]*cover.Map{}}
 
-// programCover is a Program's coverage layout, decoded on first use.
-type programCover struct {
-	once sync.Once
-	m    *cover.Map
-	err  error
+const maxCoverMaps = 64
+
+// coverMap is the coverage layout of p's binary.
+func (p *Program) coverMap(c *wasi.Cover) *cover.Map {
+	coverMaps.Lock()
+	defer coverMaps.Unlock()
+	if m, ok := coverMaps.m[p.Hash]; ok {
+		return m
+	}
+	metas := make([]cover.Meta, len(c.Meta))
+	for i, m := range c.Meta {
+		metas[i] = cover.Meta{ID: m.ID, Blob: m.Blob}
+	}
+	m, _ := cover.NewMap(metas)
+	coverMaps.m[p.Hash] = m
+	if coverMaps.order = append(coverMaps.order, p.Hash); len(coverMaps.order) > maxCoverMaps {
+		delete(coverMaps.m, coverMaps.order[0])
+		coverMaps.order = coverMaps.order[1:]
+	}
+	return m
 }

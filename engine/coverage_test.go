@@ -84,8 +84,15 @@ func TestCoverageOfTheUsersCode(t *testing.T) {
 	if replayAt < crashed {
 		t.Errorf("replay's data[key] = value first seen at %v, before the first crash at %v: the first boot has no log to replay", replayAt, crashed)
 	}
-	// The same seed twice: the same coverage, to the moment.
+	// The same seed twice: the same digest, and the same coverage, to the
+	// moment and the count.
 	again := run(t, p, 1, nil)
+	if again.Digest != res.Digest {
+		t.Fatalf("seed 1 twice: digests %s and %s", res.Digest, again.Digest)
+	}
+	if !reflect.DeepEqual(again.Coverage.Counts, cov.Counts) {
+		t.Error("seed 1 twice: the blocks ran different numbers of times")
+	}
 	if len(again.Coverage.First) != len(cov.First) {
 		t.Fatalf("seed 1 twice: %d then %d first moments", len(cov.First), len(again.Coverage.First))
 	}

@@ -250,7 +250,6 @@ type Program struct {
 	// Upgrade is the program built from upgrade_to, which the node runs
 	// from its first restart on; nil without upgrade_to.
 	Upgrade *Program
-	cover   programCover // its coverage layout (coverage.go)
 }
 
 // Prepared is a world whose programs are built and compiled, ready to run
