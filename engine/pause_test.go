@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"github.com/seedfall/seedfall/engine/cover"
 	"os"
 	"path/filepath"
@@ -301,5 +302,46 @@ func TestForkCrashesAPlayedGuest(t *testing.T) {
 			t.Fatalf("the fork at %v, whose server crashes 1ns later, is not the run from scratch:\n%s\n--- from scratch:\n%s", at,
 				trace.Render(fork.Lines, ""), trace.Render(scratch.Lines, ""))
 		}
+	}
+}
+
+// A fork stopped while it still plays its parent's tape (explore's
+// -stop-at-first cancels the runs after a failure; an interrupt stops
+// all) returns the context's error: the tapes of a recording for forks
+// stop at its last checkpoint, before the guests ended, and a played
+// guest that ends there has no last count of calls to give (it panicked
+// with "playback diverged").
+func TestForkStoppedWhilePlaying(t *testing.T) {
+	p := prepareFile(t, "../examples/bank/seedfall.json")
+	first := run(t, p, 1, nil)
+	at := time.Duration(first.SimNs) * 3 / 4
+	rec, err := p.Run(context.Background(), RunOptions{Seed: 1, Schedule: first.Schedule, Checkpoints: []time.Duration{at}, StopAt: at + 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rec.Checkpoints[0]
+	if c.Reason != "" {
+		t.Fatalf("no fork at %v: %s", at, c.Reason)
+	}
+	fs := first.Schedule.ForkAt(at, 1)
+	stopped := 0
+	for _, after := range []time.Duration{0, 100 * time.Microsecond, time.Millisecond, 5 * time.Millisecond} {
+		ctx, cancel := context.WithCancel(context.Background())
+		if after == 0 {
+			cancel()
+		} else {
+			time.AfterFunc(after, cancel)
+		}
+		_, err := p.Run(ctx, RunOptions{Seed: 1, Schedule: fs, From: c})
+		cancel()
+		switch {
+		case errors.Is(err, context.Canceled):
+			stopped++
+		case err != nil:
+			t.Fatalf("a fork stopped %v in: %v, want the context's error", after, err)
+		}
+	}
+	if stopped == 0 {
+		t.Fatal("no fork was stopped: the test needs one that is")
 	}
 }

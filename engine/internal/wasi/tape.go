@@ -410,8 +410,16 @@ type Playback struct {
 // Pos is how far the tape has been played.
 func (pb *Playback) Pos() int { return pb.pos }
 
+// Diverged is what a playback panics with when its host asks something
+// other than the recorded host did: a bug, never a guest's doing, unless
+// the run was being stopped (its context ended) while the tape played, and
+// the host asked what stopping asks (the engine lets such a run go).
+type Diverged struct{ Msg string }
+
+func (d *Diverged) Error() string { return d.Msg }
+
 // diverged stops a playback whose host asked something other than the
-// recorded host did: a bug, never a guest's doing.
+// recorded host did.
 func (pb *Playback) diverged(want string, it *tapeItem) {
 	got := "the end of the tape"
 	if it != nil {
@@ -421,7 +429,7 @@ func (pb *Playback) diverged(want string, it *tapeItem) {
 	for i := max(0, pb.pos-12); i < min(pb.Tape.n, pb.pos+3); i++ {
 		ctx += fmt.Sprintf("\n  %d: %s", i, pb.Tape.at(i).String())
 	}
-	panic(fmt.Sprintf("seedfall: playback diverged at item %d of %d: the host asked for %s, the tape has %s%s", pb.pos, pb.Tape.n, want, got, ctx))
+	panic(&Diverged{fmt.Sprintf("seedfall: playback diverged at item %d of %d: the host asked for %s, the tape has %s%s", pb.pos, pb.Tape.n, want, got, ctx)})
 }
 
 // next returns the next item, which must be of kind op.
