@@ -2,10 +2,8 @@ package engine
 
 import (
 	"bytes"
-	"cmp"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -47,10 +45,13 @@ type coverFamily struct {
 	maps  map[string]*cover.Map
 	seen  *cover.Set
 	first []cover.Event
+	rises []cover.Event
 	next  int64 // no look before then
 	// counts are each incarnation's counters as last read, by unit: how
-	// many times each block ran in it.
+	// many times each block ran in it; sums are every incarnation's
+	// added up, by program.
 	counts map[incKey]*incCounts
+	sums   map[string][]uint32
 	// last is each live incarnation's counters as last read, to skip the
 	// scan when nothing changed; it never changes what is noted.
 	last map[*wasi.Process][][]byte
@@ -64,11 +65,12 @@ type incCounts struct {
 
 // coverState is what a checkpoint keeps of the family.
 type coverState struct {
-	maps   map[string]*cover.Map
-	seen   *cover.Set
-	first  []cover.Event
-	next   int64
-	counts map[incKey]*incCounts
+	maps         map[string]*cover.Map
+	seen         *cover.Set
+	first, rises []cover.Event
+	next         int64
+	counts       map[incKey]*incCounts
+	sums         map[string][]uint32
 }
 
 func cloneCounts(m map[incKey]*incCounts) map[incKey]*incCounts {
@@ -79,26 +81,36 @@ func cloneCounts(m map[incKey]*incCounts) map[incKey]*incCounts {
 	return out
 }
 
+func cloneSums(m map[string][]uint32) map[string][]uint32 {
+	out := make(map[string][]uint32, len(m))
+	for p, s := range m {
+		out[p] = slices.Clone(s)
+	}
+	return out
+}
+
 func openCoverage(e *env) (family, error) {
 	if !e.w.Coverage {
 		return family{}, nil
 	}
-	c := &coverFamily{e: e, maps: map[string]*cover.Map{}, seen: cover.NewSet(), last: map[*wasi.Process][][]byte{}, counts: map[incKey]*incCounts{}}
+	c := &coverFamily{e: e, maps: map[string]*cover.Map{}, seen: cover.NewSet(), last: map[*wasi.Process][][]byte{}, counts: map[incKey]*incCounts{}, sums: map[string][]uint32{}}
 	return family{
 		advance: c.advance,
 		crash:   func(n *node) { c.look(n, c.e.now()) },
 		ended:   func(n *node, wp *wasi.Process) { c.look(n, c.e.now()); delete(c.last, wp) },
 		over:    func() { c.sample(c.e.now()) },
 		keep: func() any {
-			return &coverState{maps: maps.Clone(c.maps), seen: c.seen.Clone(), first: slices.Clone(c.first), next: c.next, counts: cloneCounts(c.counts)}
+			return &coverState{maps: maps.Clone(c.maps), seen: c.seen.Clone(), first: slices.Clone(c.first), rises: slices.Clone(c.rises),
+				next: c.next, counts: cloneCounts(c.counts), sums: cloneSums(c.sums)}
 		},
 		resume: func(v any) {
 			s := v.(*coverState)
-			c.maps, c.seen, c.first, c.next, c.counts = maps.Clone(s.maps), s.seen.Clone(), slices.Clone(s.first), s.next, cloneCounts(s.counts)
+			c.maps, c.seen, c.first, c.rises, c.next = maps.Clone(s.maps), s.seen.Clone(), slices.Clone(s.first), slices.Clone(s.rises), s.next
+			c.counts, c.sums = cloneCounts(s.counts), cloneSums(s.sums)
 			clear(c.last)
 		},
 		result: func(res *Result) {
-			res.Coverage = &cover.Run{Maps: c.maps, Hit: c.seen, First: c.first, Counts: c.total()}
+			res.Coverage = &cover.Run{Maps: c.maps, Hit: c.seen, First: c.first, Rises: c.rises, Counts: c.sums}
 		},
 	}, nil
 }
@@ -150,6 +162,11 @@ func (c *coverFamily) look(n *node, now int64) {
 		counts = &incCounts{prog: name, n: make([]uint32, len(cm.Units))}
 		c.counts[key] = counts
 	}
+	sums := c.sums[name]
+	if len(sums) < len(cm.Units) {
+		sums = append(sums, make([]uint32, len(cm.Units)-len(sums))...)
+		c.sums[name] = sums
+	}
 	for i, r := range wp.Cover.Regions {
 		mem, ok := m.Memory().Read(r.Ptr, r.Words*4)
 		if !ok || bytes.Equal(mem, last[i]) {
@@ -157,34 +174,24 @@ func (c *coverFamily) look(n *node, now int64) {
 		}
 		last[i] = append(last[i][:0], mem...)
 		cm.Scan(mem, func(unit int, count uint32) {
+			old := counts.n[unit]
+			if count <= old {
+				return
+			}
 			counts.n[unit] = count
+			was := sums[unit]
+			sums[unit] += count - old
 			if c.seen.Add(name, unit) {
-				c.first = append(c.first, cover.Event{At: time.Duration(now), Program: name, Unit: unit})
+				c.first = append(c.first, cover.Event{At: time.Duration(now), Program: name, Unit: unit, N: 1})
+			}
+			for _, t := range cover.Thresholds[1:] {
+				if was < t && t <= sums[unit] {
+					c.rises = append(c.rises, cover.Event{At: time.Duration(now), Program: name, Unit: unit, N: t})
+				}
 			}
 		})
 	}
 	c.last[wp] = last
-}
-
-// total is how many times each block ran in the run: every incarnation's
-// counters, as last read, added up by program.
-func (c *coverFamily) total() map[string][]uint32 {
-	out := map[string][]uint32{}
-	keys := slices.SortedFunc(maps.Keys(c.counts), func(a, b incKey) int {
-		return cmp.Or(strings.Compare(a.node, b.node), cmp.Compare(a.inc, b.inc))
-	})
-	for _, k := range keys {
-		ic := c.counts[k]
-		t := out[ic.prog]
-		if len(t) < len(ic.n) {
-			t = append(t, make([]uint32, len(ic.n)-len(t))...)
-		}
-		for u, v := range ic.n {
-			t[u] += v
-		}
-		out[ic.prog] = t
-	}
-	return out
 }
 
 // coverMaps are the coverage layouts of the binaries seen, by hash,

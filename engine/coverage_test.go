@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"github.com/seedfall/seedfall/engine/cover"
 	"maps"
 	"os"
 	"reflect"
@@ -99,6 +100,43 @@ func TestCoverageOfTheUsersCode(t *testing.T) {
 	for i, e := range cov.First {
 		if again.Coverage.First[i] != e {
 			t.Fatalf("seed 1 twice: moment %d is %+v, then %+v", i, e, again.Coverage.First[i])
+		}
+	}
+	if !reflect.DeepEqual(again.Coverage.Rises, cov.Rises) {
+		t.Error("seed 1 twice: the blocks reached their counts at different moments")
+	}
+	// Each block that ran n times reached each count up to n, once, in
+	// order, after it first ran.
+	first := map[int]time.Duration{}
+	for _, e := range cov.First {
+		if e.Program == "server" {
+			first[e.Unit] = e.At
+		}
+	}
+	reached := map[int][]uint32{}
+	var last time.Duration
+	for _, e := range cov.Rises {
+		if e.At < last {
+			t.Fatalf("rise %+v comes after one at %v", e, last)
+		}
+		last = e.At
+		if e.Program != "server" {
+			continue
+		}
+		if e.At < first[e.Unit] {
+			t.Errorf("%s reached %d runs at %v, before it first ran at %v", server.Where(e.Unit), e.N, e.At, first[e.Unit])
+		}
+		reached[e.Unit] = append(reached[e.Unit], e.N)
+	}
+	for u, n := range cov.Counts["server"] {
+		var want []uint32
+		for _, th := range cover.Thresholds[1:] {
+			if th <= n {
+				want = append(want, th)
+			}
+		}
+		if !slices.Equal(reached[u], want) {
+			t.Errorf("%s ran %d times and reached the counts %v, want %v", server.Where(u), n, reached[u], want)
 		}
 	}
 }

@@ -106,8 +106,10 @@ type ExploreOptions struct {
 	Progress func(ExploreProgress)
 	// Name names the strategy in errors (default: the function's name).
 	Name string
-	// StopAtFirst stops the strategy after the batch of runs in which it
-	// found its first failure.
+	// StopAtFirst stops the strategy at its first failing run: the runs
+	// after it in the order of its batch are not made (or are cancelled
+	// when they ran alongside it) and do not count, so the runs counted
+	// are the same at any parallelism.
 	StopAtFirst bool
 	// Context is the context of the strategy's runs (nil: the Env's, which
 	// Cancel ends). Once it ends, the runs in flight stop, the strategy's
@@ -497,6 +499,12 @@ func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
 	for d := range sweep.Ordered(ctx, items, c.parallel, run) {
 		out[d.Job], errs[d.Job] = d.Res, d.Err
 		done++
+		// With StopAtFirst the runs after the first failure, in the order
+		// of the items, are not made (those in flight are cancelled), so
+		// what counts is the same at any -parallel.
+		if c.stopAtFirst && d.Err == nil && d.Res != nil && !d.Res.Result.Passed {
+			break
+		}
 	}
 	out, errs = out[:done], errs[:done]
 	// A run cut short is no run: the others count, and their failures
@@ -536,12 +544,12 @@ func (c *exploreCtx) runJobs(fn string, jobs []job) ([]*Run, error) {
 	if c.progress != nil {
 		c.progress(ExploreProgress{Runs: c.runs, Work: c.work, Failures: len(c.failures), Elapsed: time.Since(c.start), Budget: c.budget, Shown: c.shown})
 	}
-	if done < len(jobs) {
-		c.stopped = "budget"
-		return nil, errBudget
-	}
 	if c.stopAtFirst && len(c.failures) > 0 {
 		c.stopped = "failure"
+		return nil, errBudget
+	}
+	if done < len(jobs) {
+		c.stopped = "budget"
 		return nil, errBudget
 	}
 	return out, nil

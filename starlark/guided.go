@@ -20,8 +20,9 @@ func init() {
 }
 
 // Feature is one thing a run reached (guide.Feature): f.kind ("block",
-// "property", "log", "faults"), f.what, f.at (a duration, or None when the
-// run does not say).
+// "count", "property", "log", "faults"), f.what, f.at (a duration, or None
+// when the run does not say), f.weight (how rare it is in its run: 1 over
+// the times its block ran or its line's shape was printed).
 type Feature struct{ f guide.Feature }
 
 var _ sl.HasAttrs = Feature{}
@@ -30,14 +31,16 @@ func (f Feature) String() string        { return "<feature " + f.f.String() + ">
 func (f Feature) Type() string          { return "feature" }
 func (f Feature) Freeze()               {}
 func (f Feature) Truth() sl.Bool        { return sl.True }
-func (f Feature) Hash() (uint32, error) { return sl.String(f.f.Kind + f.f.What).Hash() }
-func (f Feature) AttrNames() []string   { return []string{"at", "kind", "what"} }
+func (f Feature) Hash() (uint32, error) { return sl.String(f.f.Kind + f.f.What()).Hash() }
+func (f Feature) AttrNames() []string   { return []string{"at", "kind", "weight", "what"} }
 func (f Feature) Attr(name string) (sl.Value, error) {
 	switch name {
 	case "kind":
 		return sl.String(f.f.Kind), nil
 	case "what":
-		return sl.String(f.f.What), nil
+		return sl.String(f.f.What()), nil
+	case "weight":
+		return sl.Float(f.f.Weight), nil
 	case "at":
 		if f.f.At == guide.Unknown {
 			return sl.None, nil
@@ -57,8 +60,10 @@ func featureList(fs []guide.Feature) *sl.List {
 
 // Seen is a set of what runs reached: seen() makes an empty one; s.add(r)
 // adds what r reached and returns the features that were new to s, in the
-// order of their moments; len(s) counts the features, s.blocks the blocks
-// of user code.
+// order of their moments; s.runs(f) is how many of the runs added reached
+// feature f; s.moments(r, most=16) are the moments of r worth forking at
+// (Moment), the rarest first; len(s) counts the features, s.blocks the
+// blocks of user code.
 type Seen struct{ s *guide.Seen }
 
 var _ sl.HasAttrs = (*Seen)(nil)
@@ -78,7 +83,7 @@ func (s *Seen) Freeze()               {}
 func (s *Seen) Truth() sl.Bool        { return s.s.Len() > 0 }
 func (s *Seen) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: seen") }
 func (s *Seen) Len() int              { return s.s.Len() }
-func (s *Seen) AttrNames() []string   { return []string{"add", "blocks"} }
+func (s *Seen) AttrNames() []string   { return []string{"add", "blocks", "moments", "runs"} }
 func (s *Seen) Attr(name string) (sl.Value, error) {
 	switch name {
 	case "blocks":
@@ -91,6 +96,66 @@ func (s *Seen) Attr(name string) (sl.Value, error) {
 			}
 			return featureList(s.s.Add(r.Result)), nil
 		}), nil
+	case "runs":
+		return sl.NewBuiltin("runs", func(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
+			var f Feature
+			if err := sl.UnpackPositionalArgs(b.Name(), args, kw, 1, &f); err != nil {
+				return nil, err
+			}
+			return sl.MakeInt(s.s.Runs(f.f)), nil
+		}), nil
+	case "moments":
+		return sl.NewBuiltin("moments", func(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
+			var r *Run
+			most := 16
+			if err := sl.UnpackArgs(b.Name(), args, kw, "r", &r, "most?", &most); err != nil {
+				return nil, err
+			}
+			if most < 0 {
+				return nil, fmt.Errorf("moments: most is %d; give a count from 0", most)
+			}
+			var out []sl.Value
+			for _, m := range s.s.Moments(r.Result, most) {
+				out = append(out, &Moment{m, s.s})
+			}
+			return sl.NewList(out), nil
+		}), nil
+	}
+	return nil, nil
+}
+
+// Moment is a moment of a run at which it reached things (guide.Moment):
+// m.at, m.what (the rarest of them), m.node (the node that reached it, ""
+// when none did), and m.score, how rare that is now in
+// its run and among the runs its set has seen (read anew each time, so it
+// falls as more runs reach the same).
+type Moment struct {
+	m guide.Moment
+	s *guide.Seen
+}
+
+var _ sl.HasAttrs = (*Moment)(nil)
+
+func (m *Moment) String() string        { return fmt.Sprintf("<moment %v %s>", m.m.At, m.m.What) }
+func (m *Moment) Type() string          { return "moment" }
+func (m *Moment) Freeze()               {}
+func (m *Moment) Truth() sl.Bool        { return sl.True }
+func (m *Moment) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: moment") }
+
+// Moments compare by identity: two are equal when they are one.
+func (m *Moment) AttrNames() []string { return []string{"at", "node", "score", "weight", "what"} }
+func (m *Moment) Attr(name string) (sl.Value, error) {
+	switch name {
+	case "at":
+		return Duration(m.m.At), nil
+	case "what":
+		return sl.String(m.m.What), nil
+	case "node":
+		return sl.String(m.m.Node), nil
+	case "weight":
+		return sl.Float(m.m.Weight), nil
+	case "score":
+		return sl.Float(m.s.Score(m.m)), nil
 	}
 	return nil, nil
 }
@@ -120,20 +185,22 @@ func (r *Run) rareMoments(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tu
 // coverageValue is r.coverage (coverageDict).
 func (r *Run) coverageValue() sl.Value { return coverageDict(r.Result.Coverage) }
 
-// mutate(r, at, op="rekey", key=1, donors=None) is a schedule that keeps
-// r's past before at and changes its future (guide.Mutate): "rekey"
-// re-keys every stream at at; "add" adds a fault from donors (a list of
-// runs whose faults may be taken: every fault type they had) just after
-// at; "shift" moves the first fault after at by up to 50ms; "remove"
-// drops it. Each also re-keys at at. run_many runs it in r's world,
-// forking from a checkpoint of r at or before at when that saves work.
+// mutate(r, at, op="rekey", key=1, donors=None, kind=None, node=None) is
+// a schedule that keeps r's past before at and changes its future
+// (guide.Mutate): "rekey" re-keys every stream at at; "add" adds a fault
+// from donors (a list of runs whose faults may be taken: every fault type
+// they had; with kind or node, only theirs) just after at; "shift" moves
+// the first fault after at by up to 50ms; "remove" drops it. Each also
+// re-keys at at. run_many runs it in r's world, forking from a checkpoint
+// of r at or before at when that saves work.
 func (c *exploreCtx) mutate(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.Tuple) (sl.Value, error) {
 	var r *Run
 	at := durationArg(0)
 	op := guide.Rekey
 	key := 1
 	donorsV := sl.Value(sl.None)
-	if err := sl.UnpackArgs(b.Name(), args, kw, "r", &r, "at", &at, "op?", &op, "key?", &key, "donors?", &donorsV); err != nil {
+	var kind, node string
+	if err := sl.UnpackArgs(b.Name(), args, kw, "r", &r, "at", &at, "op?", &op, "key?", &key, "donors?", &donorsV, "kind?", &kind, "node?", &node); err != nil {
 		return nil, err
 	}
 	if key < 0 {
@@ -153,7 +220,11 @@ func (c *exploreCtx) mutate(_ *sl.Thread, b *sl.Builtin, args sl.Tuple, kw []sl.
 			if !ok {
 				return nil, fmt.Errorf("mutate: a donor is a %s, not a run", v.Type())
 			}
-			donors = append(donors, d.Result.Schedule.Faults...)
+			for _, f := range d.Result.Schedule.Faults {
+				if (kind == "" || f.Kind == kind) && (node == "" || f.Node == node) {
+					donors = append(donors, f)
+				}
+			}
 		}
 	}
 	parent := r.Schedule()

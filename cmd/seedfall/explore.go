@@ -29,7 +29,7 @@ func exploreCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("explore", stderr)
 	cfg := worldFlags(fs)
 	strategy := fs.String("strategy", "random_seeds", "a stdlib strategy (random_seeds, swarm, branch_closest, guided) or a .star file defining strategy(ctx)")
-	first := fs.Bool("stop-at-first", false, "stop after the batch of runs that found the first failure")
+	first := fs.Bool("stop-at-first", false, "stop at the first failure: the runs after it in its batch are not made")
 	budgetFlag := fs.String("budget", starlark.DefaultBudget.String(), "how much to explore: a run count (500: the same failures every time) or wall time (10m)")
 	seedsFlag := fs.String("seeds", fmt.Sprintf("1-%d", starlark.DefaultSeeds), "the seeds the strategy draws from (ctx.seeds): 1-1000, or lists like 2-3,9")
 	parallel := fs.Int("parallel", defaultParallel(), "runs at once")

@@ -113,13 +113,19 @@ func (s *Set) Clone() *Set {
 	return c
 }
 
-// Event is the first moment a unit ran in a run (to the precision of the
-// samples: the unit ran at or before At, after the sample before).
+// Event is the moment a unit's count in a run first reached N (to the
+// precision of the samples: it did at or before At, after the sample
+// before). N is 1 for the first moment it ran.
 type Event struct {
 	At      time.Duration
 	Program string
 	Unit    int
+	N       uint32
 }
+
+// Thresholds are the counts whose first moments a run notes (Run.First
+// for 1, Run.Rises for the others): the ranges AFL buckets hit counts in.
+var Thresholds = []uint32{1, 2, 3, 4, 8, 16, 32, 128}
 
 // Run is the coverage of one run: the layout of each program's binary,
 // the units that ran, and when each ran first, in order of time.
@@ -127,6 +133,10 @@ type Run struct {
 	Maps  map[string]*Map
 	Hit   *Set
 	First []Event
+	// Rises are the moments each unit's count first reached each of
+	// Thresholds above 1, in order of time: when a checkpoint ran for the
+	// second time, a recovery for the third.
+	Rises []Event
 	// Counts is how many times each unit ran, by program (every
 	// incarnation's counters added up); nil when not known (a merge).
 	Counts map[string][]uint32

@@ -7,6 +7,7 @@
 package guide
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,7 +23,7 @@ import (
 // The kinds of feature.
 const (
 	Block    = "block"    // a block of the user's code ran (coverage)
-	Count    = "count"    // a block ran a number of times in a new range: 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+
+	Count    = "count"    // a block ran at least 2, 3, 4, 8, 16, 32 or 128 times in the run
 	Property = "property" // a sim or Antithesis property was reached or held, or its operands came closer
 	Log      = "log"      // a program printed a line of a new shape (numbers masked)
 	Faults   = "faults"   // a fault followed another of a kind it had not followed
@@ -34,34 +35,68 @@ const Unknown = time.Duration(-1)
 // Feature is one thing a run reached, and when it first did.
 type Feature struct {
 	Kind string
-	What string        // for people: "server kvlog/server/store.go:85", "client: lost write k#"
 	At   time.Duration // Unknown when the run does not say
-	prog string        // a block's program and unit
-	unit int
+	// Weight is how rare the feature is within its run: 1 over the times
+	// the block ran, or the lines of the shape were printed; 1 for the
+	// rest. Code that runs once or twice in a run (a checkpoint, a
+	// recovery, a fallback) is where a fault is worth trying.
+	Weight float64
+	key    key
+	cm     *cover.Map
+	who    string // the node that printed a line or reached a property
+}
+
+// key is what a Seen tells features apart by.
+type key struct {
+	kind, prog, what string
+	unit             int
+	n                uint32
+}
+
+// What says what the feature is, for people: "server kvlog/server/store.go:85",
+// "server kvsnap/server/checkpoint.go:40 ran 2+ times", "client: lost write k#".
+func (f Feature) What() string {
+	switch f.Kind {
+	case Block:
+		return f.key.prog + " " + f.cm.Where(f.key.unit)
+	case Count:
+		return fmt.Sprintf("%s %s ran %d+ times", f.key.prog, f.cm.Where(f.key.unit), f.key.n)
+	}
+	return f.key.what
+}
+
+// node is the node that reached f, "" when none did (a pair of faults).
+func (f Feature) node() string {
+	switch f.Kind {
+	case Block, Count:
+		return strings.TrimSuffix(f.key.prog, " (upgrade)")
+	}
+	return f.who
 }
 
 func (f Feature) String() string {
 	if f.At == Unknown {
-		return fmt.Sprintf("%s %s", f.Kind, f.What)
+		return fmt.Sprintf("%s %s", f.Kind, f.What())
 	}
-	return fmt.Sprintf("%v %s %s", f.At, f.Kind, f.What)
+	return fmt.Sprintf("%v %s %s", f.At, f.Kind, f.What())
 }
 
-// Seen is everything the runs added to it reached. Its zero value is not
-// ready: use NewSeen.
+// Seen is everything the runs added to it reached, and how many of them
+// reached each feature. Its zero value is not ready: use NewSeen.
 type Seen struct {
 	blocks *cover.Set
 	maps   map[string]*cover.Map
-	keys   map[string]bool
+	ids    map[key]int32
+	runs   []int32 // by id: how many runs reached the feature
 }
 
 // NewSeen returns an empty set.
 func NewSeen() *Seen {
-	return &Seen{blocks: cover.NewSet(), maps: map[string]*cover.Map{}, keys: map[string]bool{}}
+	return &Seen{blocks: cover.NewSet(), maps: map[string]*cover.Map{}, ids: map[key]int32{}}
 }
 
 // Len is the number of features seen.
-func (s *Seen) Len() int { return s.blocks.Len() + len(s.keys) }
+func (s *Seen) Len() int { return len(s.ids) }
 
 // Blocks is the number of blocks of user code seen.
 func (s *Seen) Blocks() int { return s.blocks.Len() }
@@ -76,18 +111,17 @@ func (s *Seen) Coverage() *cover.Run {
 func (s *Seen) Add(res *engine.Result) []Feature {
 	var out []Feature
 	for _, f := range Features(res) {
-		if f.Kind == Block {
-			if !s.blocks.Add(f.prog, f.unit) {
-				continue
+		id, ok := s.ids[f.key]
+		if !ok {
+			id = int32(len(s.runs))
+			s.ids[f.key] = id
+			s.runs = append(s.runs, 0)
+			out = append(out, f)
+			if f.Kind == Block {
+				s.blocks.Add(f.key.prog, f.key.unit)
 			}
-		} else {
-			key := f.Kind + "\x00" + f.What
-			if s.keys[key] {
-				continue
-			}
-			s.keys[key] = true
 		}
-		out = append(out, f)
+		s.runs[id]++
 	}
 	if res.Coverage != nil {
 		for _, p := range slices.Sorted(maps.Keys(res.Coverage.Maps)) {
@@ -97,22 +131,120 @@ func (s *Seen) Add(res *engine.Result) []Feature {
 	return out
 }
 
+// Runs is how many of the runs added to s reached f.
+func (s *Seen) Runs(f Feature) int {
+	if id, ok := s.ids[f.key]; ok {
+		return int(s.runs[id])
+	}
+	return 0
+}
+
+// A Moment is a moment of a run at which it reached things: where a
+// mutation forks and puts a fault. Its Weight is how rare in its run the
+// rarest of them is; its score (Seen.Score) adds how few runs reached it.
+type Moment struct {
+	At   time.Duration
+	What string // the thing reached rarest in the run, for people
+	Node string // the node that reached it ("" when no node did)
+	// Weight is 1 over the times the run ran that block (or printed a
+	// line of that shape).
+	Weight float64
+	ids    []int32
+	w      []float64
+}
+
+// momentFeatures is how many of a moment's features its score looks at:
+// the rarest in the run, and the rarest among the runs seen.
+const momentFeatures = 8
+
+// Moments are the moments at which res reached the blocks, line shapes
+// and properties it did (not only new ones), after its start and before
+// its end: the most with the highest Weight and the most with the highest
+// score, in the order of Weight (then the soonest). Add res to s first.
+func (s *Seen) Moments(res *engine.Result, most int) []Moment {
+	byAt := map[time.Duration][]Feature{}
+	for _, f := range Features(res) {
+		if f.At <= 0 || f.At >= time.Duration(res.SimNs) || f.Kind == Faults {
+			continue
+		}
+		byAt[f.At] = append(byAt[f.At], f)
+	}
+	var all []Moment
+	for _, at := range slices.Sorted(maps.Keys(byAt)) {
+		fs := byAt[at]
+		slices.SortStableFunc(fs, func(a, b Feature) int { return cmp.Compare(b.Weight, a.Weight) })
+		m := Moment{At: at, What: fs[0].What(), Node: fs[0].node(), Weight: fs[0].Weight}
+		add := func(f Feature) {
+			if id, ok := s.ids[f.key]; ok && !slices.Contains(m.ids, id) {
+				m.ids, m.w = append(m.ids, id), append(m.w, f.Weight)
+			}
+		}
+		for _, f := range fs[:min(len(fs), momentFeatures)] {
+			add(f)
+		}
+		slices.SortStableFunc(fs, func(a, b Feature) int { return cmp.Compare(b.Weight/float64(s.Runs(b)), a.Weight/float64(s.Runs(a))) })
+		for _, f := range fs[:min(len(fs), momentFeatures)] {
+			add(f)
+		}
+		all = append(all, m)
+	}
+	keep := make([]bool, len(all))
+	order := make([]int, len(all))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(s.Score(all[b]), s.Score(all[a])) })
+	for _, i := range order[:min(len(order), most)] {
+		keep[i] = true
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(all[b].Weight, all[a].Weight) })
+	var out []Moment
+	for n, i := range order {
+		if n < most || keep[i] {
+			out = append(out, all[i])
+		}
+	}
+	return out
+}
+
+// Score is how rare the rarest thing reached at m is now: its weight in
+// its run (1 over the times its block ran there) over the number of runs
+// seen that reached it. It falls as more runs reach the same.
+func (s *Seen) Score(m Moment) float64 {
+	best := 0.0
+	for i, id := range m.ids {
+		best = max(best, m.w[i]/float64(s.runs[id]))
+	}
+	return best
+}
+
 // Features is everything a run reached, each once, in the order of the
 // moments it first did (those without a moment last): the blocks of user
-// code it ran, the properties it reached or met, the shapes of the lines
-// its programs printed, and the pairs of fault kinds that followed each
-// other.
+// code it ran and the moments it ran them 2, 3, 4, 8, ... times, the
+// properties it reached or met, the shapes of the lines its programs
+// printed, and the pairs of fault kinds that followed each other.
 func Features(res *engine.Result) []Feature {
 	var out []Feature
 	if c := res.Coverage; c != nil {
-		for _, e := range c.First {
-			if c.Maps[e.Program] == nil {
-				continue
+		add := func(kind string, e cover.Event) {
+			cm := c.Maps[e.Program]
+			if cm == nil {
+				return
 			}
-			out = append(out, Feature{Kind: Block, What: e.Program + " " + c.Maps[e.Program].Where(e.Unit), At: e.At, prog: e.Program, unit: e.Unit})
+			w := 1.0
+			if counts := c.Counts[e.Program]; e.Unit < len(counts) && counts[e.Unit] > 0 {
+				w = 1 / float64(counts[e.Unit])
+			}
+			out = append(out, Feature{Kind: kind, At: e.At, Weight: w, key: key{kind: kind, prog: e.Program, unit: e.Unit, n: e.N}, cm: cm})
+		}
+		for _, e := range c.First {
+			add(Block, e)
+		}
+		for _, e := range c.Rises {
+			add(Count, e)
 		}
 	}
-	shapes := map[string]bool{}
+	shapes := map[string]int{}
 	props := map[string]bool{}
 	for _, l := range res.Lines {
 		if l.Gap() {
@@ -123,7 +255,7 @@ func Features(res *engine.Result) []Feature {
 			// reached, and when a Sometimes first held.
 			if what, ok := propertyMoment(l.Text); ok && !props[what] {
 				props[what] = true
-				out = append(out, Feature{Kind: Property, What: what, At: time.Duration(l.At)})
+				out = append(out, Feature{Kind: Property, At: time.Duration(l.At), Weight: 1, key: key{kind: Property, what: what}, who: l.Node})
 			}
 			continue
 		}
@@ -131,13 +263,19 @@ func Features(res *engine.Result) []Feature {
 			continue
 		}
 		what := l.Node + ": " + Shape(l.Text)
-		if !shapes[what] {
-			shapes[what] = true
-			out = append(out, Feature{Kind: Log, What: what, At: time.Duration(l.At)})
+		if shapes[what] == 0 {
+			out = append(out, Feature{Kind: Log, At: time.Duration(l.At), key: key{kind: Log, what: what}, who: l.Node})
+		}
+		shapes[what]++
+	}
+	for i := range out {
+		if out[i].Kind == Log {
+			out[i].Weight = 1 / float64(shapes[out[i].key.what])
 		}
 	}
 	for _, g := range res.Guidance {
-		out = append(out, Feature{Kind: Property, What: fmt.Sprintf("%s %s operands within %d", g.Kind, g.Message, uint64(1)<<g.Bucket-1), At: g.At})
+		what := fmt.Sprintf("%s %s operands within %d", g.Kind, g.Message, uint64(1)<<g.Bucket-1)
+		out = append(out, Feature{Kind: Property, At: g.At, Weight: 1, key: key{kind: Property, what: what}})
 	}
 	prev := ""
 	pairs := map[string]bool{}
@@ -148,39 +286,18 @@ func Features(res *engine.Result) []Feature {
 		}
 		if !pairs[what] {
 			pairs[what] = true
-			out = append(out, Feature{Kind: Faults, What: what, At: f.At})
+			out = append(out, Feature{Kind: Faults, At: f.At, Weight: 1, key: key{kind: Faults, what: what}})
 		}
 		prev = f.Kind
 	}
-	slices.SortStableFunc(out, func(a, b Feature) int {
-		switch {
-		case a.At == b.At:
-			return 0
-		case a.At < b.At:
-			return -1
-		}
-		return 1
-	})
-	// How many times each block ran: known only at the end.
-	if c := res.Coverage; c != nil {
-		for _, prog := range slices.Sorted(maps.Keys(c.Counts)) {
-			if c.Maps[prog] == nil {
-				continue
-			}
-			for unit, n := range c.Counts[prog] {
-				if n > 0 {
-					out = append(out, Feature{Kind: Count, What: fmt.Sprintf("%s %s ran %s", prog, c.Maps[prog].Where(unit), countRange(n)), At: Unknown})
-				}
-			}
-		}
-	}
+	slices.SortStableFunc(out, func(a, b Feature) int { return cmp.Compare(a.At, b.At) })
 	// The properties the trace did not time (its lines were cut).
 	for _, p := range res.Properties {
 		if what := p.Kind + " " + p.Message + " reached"; p.Hits > 0 && !props[what] {
-			out = append(out, Feature{Kind: Property, What: what, At: Unknown})
+			out = append(out, Feature{Kind: Property, At: Unknown, Weight: 1, key: key{kind: Property, what: what}})
 		}
 		if what := p.Kind + " " + p.Message + " held"; p.Holds() && p.Hits > 0 && !props[what] {
-			out = append(out, Feature{Kind: Property, What: what, At: Unknown})
+			out = append(out, Feature{Kind: Property, At: Unknown, Weight: 1, key: key{kind: Property, what: what}})
 		}
 	}
 	return out
@@ -211,24 +328,6 @@ func propertyMoment(text string) (string, bool) {
 		return kind + " " + m + " held", true
 	}
 	return "", false
-}
-
-// countRange is the range of run counts n falls in, as AFL buckets hit
-// counts: a block that ran 5 times where it ran twice before is new.
-func countRange(n uint32) string {
-	switch {
-	case n <= 3:
-		return fmt.Sprintf("%d times", n)
-	case n < 8:
-		return "4-7 times"
-	case n < 16:
-		return "8-15 times"
-	case n < 32:
-		return "16-31 times"
-	case n < 128:
-		return "32-127 times"
-	}
-	return "128+ times"
 }
 
 // RareMoments are the moments a run first ran the blocks it ran fewest
