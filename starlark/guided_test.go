@@ -75,3 +75,45 @@ func TestGuidedIsDeterministic(t *testing.T) {
 	}
 	t.Logf("%d runs, work %.2f, %d failures, %d of them from mutations", got[0].runs, got[0].work, len(failures), got[0].branched)
 }
+
+// -stop-at-first stops at the first failing run in the order of its
+// batch: the runs after it are not made or do not count, so an
+// exploration counts the same runs and finds the same one failure at
+// -parallel 1 and 3; random_seeds stops at the seed that failed.
+func TestStopAtFirst(t *testing.T) {
+	env := NewEnv(Options{Engine: testEngine(t), Parallel: 3})
+	th := env.NewThread("test")
+	w, err := sl.Call(th, env.Predeclared()["load_config"], sl.Tuple{sl.String("testdata/explore/seedfall.json")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err = sl.Call(th, mustAttr(t, w, "replace"), nil, []sl.Tuple{{sl.String("faults"), dictOf(map[string]sl.Value{"crash_per_sec": sl.Float(0.2)})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"random_seeds", "guided"} {
+		fn, err := env.StdStrategy(th, sl.String(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs [2]int
+		var digest [2]string
+		for i := range runs {
+			x, err := env.Explore(th, w.(*World), fn, ExploreOptions{Seeds: engine.SeedRange(1, 1000), Budget: Budget{Runs: 500}, Parallel: 1 + 2*i, StopAtFirst: true})
+			if err != nil {
+				t.Fatal(ScriptError(err))
+			}
+			if len(x.Failures) != 1 || x.StoppedBy != "failure" {
+				t.Fatalf("%s at -parallel %d: %d failures, stopped by %s; want one, stopped by the failure", name, 1+2*i, len(x.Failures), x.StoppedBy)
+			}
+			runs[i], digest[i] = x.Runs, x.Failures[0].Result.Digest
+			if name == "random_seeds" && uint64(x.Runs) != x.Failures[0].Seed {
+				t.Errorf("random_seeds from seed 1 stopped after %d runs at a failure of seed %d", x.Runs, x.Failures[0].Seed)
+			}
+		}
+		if runs[0] != runs[1] || digest[0] != digest[1] {
+			t.Errorf("%s: %d runs to %s at -parallel 1, %d runs to %s at 3", name, runs[0], digest[0], runs[1], digest[1])
+		}
+		t.Logf("%s: the first failure after %d runs", name, runs[0])
+	}
+}
