@@ -10,22 +10,28 @@ import (
 	"github.com/seedfall/seedfall/engine"
 )
 
-// guided under a run budget finds the same failures at -parallel 1 and 3,
-// with the same runs and work; its mutations fork (more runs than the
-// budget, each fork costing the share it ran); and every failure it finds
-// replays from its schedule, in its world, to its digest.
-func TestGuidedIsDeterministic(t *testing.T) {
+// rareCrashes is explore's test world with rare crashes, so that most
+// seeds pass and a guided corpus grows.
+func rareCrashes(t *testing.T) (*Env, *sl.Thread, *World) {
 	env := NewEnv(Options{Engine: testEngine(t), Parallel: 3})
 	th := env.NewThread("test")
 	w, err := sl.Call(th, env.Predeclared()["load_config"], sl.Tuple{sl.String("testdata/explore/seedfall.json")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Rare crashes, so that most seeds pass and the corpus grows.
 	w, err = sl.Call(th, mustAttr(t, w, "replace"), nil, []sl.Tuple{{sl.String("faults"), dictOf(map[string]sl.Value{"crash_per_sec": sl.Float(0.2)})}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return env, th, w.(*World)
+}
+
+// guided under a run budget finds the same failures at -parallel 1 and 3,
+// with the same runs and work; its mutations fork (more runs than the
+// budget, each fork costing the share it ran); and every failure it finds
+// replays from its schedule, in its world, to its digest.
+func TestGuidedIsDeterministic(t *testing.T) {
+	env, th, w := rareCrashes(t)
 	fn, err := env.StdStrategy(th, sl.String("guided"))
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +45,7 @@ func TestGuidedIsDeterministic(t *testing.T) {
 	var got [2]seen
 	var failures []*Run
 	for i := range got {
-		x, err := env.Explore(th, w.(*World), fn, ExploreOptions{Seeds: engine.SeedRange(1, 1000), Budget: Budget{Runs: 60}, Parallel: 1 + 2*i})
+		x, err := env.Explore(th, w, fn, ExploreOptions{Seeds: engine.SeedRange(1, 1000), Budget: Budget{Runs: 60}, Parallel: 1 + 2*i})
 		if err != nil {
 			t.Fatal(ScriptError(err))
 		}
@@ -81,16 +87,7 @@ func TestGuidedIsDeterministic(t *testing.T) {
 // exploration counts the same runs and finds the same one failure at
 // -parallel 1 and 3; random_seeds stops at the seed that failed.
 func TestStopAtFirst(t *testing.T) {
-	env := NewEnv(Options{Engine: testEngine(t), Parallel: 3})
-	th := env.NewThread("test")
-	w, err := sl.Call(th, env.Predeclared()["load_config"], sl.Tuple{sl.String("testdata/explore/seedfall.json")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err = sl.Call(th, mustAttr(t, w, "replace"), nil, []sl.Tuple{{sl.String("faults"), dictOf(map[string]sl.Value{"crash_per_sec": sl.Float(0.2)})}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	env, th, w := rareCrashes(t)
 	for _, name := range []string{"random_seeds", "guided"} {
 		fn, err := env.StdStrategy(th, sl.String(name))
 		if err != nil {
@@ -99,7 +96,7 @@ func TestStopAtFirst(t *testing.T) {
 		var runs [2]int
 		var digest [2]string
 		for i := range runs {
-			x, err := env.Explore(th, w.(*World), fn, ExploreOptions{Seeds: engine.SeedRange(1, 1000), Budget: Budget{Runs: 500}, Parallel: 1 + 2*i, StopAtFirst: true})
+			x, err := env.Explore(th, w, fn, ExploreOptions{Seeds: engine.SeedRange(1, 1000), Budget: Budget{Runs: 500}, Parallel: 1 + 2*i, StopAtFirst: true})
 			if err != nil {
 				t.Fatal(ScriptError(err))
 			}
