@@ -171,6 +171,9 @@ type node struct {
 	up    bool
 	done  bool // exited 0 (a workload that finished, a node that ended)
 	crash bool // being killed by a crash
+	// ended is how the last incarnation ended by itself ("exited 1",
+	// "trapped: ..."), for a program that is down and stays down.
+	ended string
 	// restartAt is when a program that is down comes back (0: it does not).
 	restartAt int64
 	proc      *sched.Proc

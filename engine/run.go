@@ -508,7 +508,7 @@ func (r *runner) event(n *node, text string) {
 // start launches a new incarnation of n over its disk.
 func (r *runner) start(n *node) {
 	n.inc++
-	n.up, n.crash, n.restartAt = true, false, 0
+	n.up, n.crash, n.restartAt, n.ended = true, false, 0, ""
 	inc := n.inc
 	env := append([]string{"SEEDFALL=1", "SEEDFALL_NODE=" + n.prog.Name}, n.prog.Env...)
 	wp := &wasi.Process{
@@ -700,6 +700,7 @@ func (r *runner) exited(n *node, code uint32, trap error) {
 	}
 	if trap != nil {
 		msg := trapText(trap)
+		n.ended = "trapped: " + msg
 		r.event(n, "trap: "+msg)
 		if r.outOfMemory(n) {
 			return
@@ -708,6 +709,7 @@ func (r *runner) exited(n *node, code uint32, trap error) {
 		return
 	}
 	r.event(n, fmt.Sprintf("exit %d", code))
+	n.ended = fmt.Sprintf("exited %d", code)
 	if code == 2 {
 		if r.outOfMemory(n) {
 			return
@@ -979,6 +981,8 @@ func (r *runner) state() *State {
 			ps.What = "exited 0"
 		case n.restartAt > 0:
 			ps.What = fmt.Sprintf("down, restarts at %v", time.Duration(n.restartAt))
+		case n.ended != "":
+			ps.What = n.ended // not a crash: it ended by itself
 		default:
 			ps.What = "down"
 		}

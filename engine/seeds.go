@@ -80,8 +80,11 @@ func ParseSeeds(spec string) (Seeds, error) {
 		}
 		b := a
 		if isRange {
-			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a {
+			if b, err = strconv.ParseUint(hi, 10, 64); err != nil {
 				return Seeds{}, fmt.Errorf("seeds %q: %q is not a range low-high (write seeds like 1-500 or 2-3,9)", abbrev(spec), part)
+			}
+			if b < a {
+				return Seeds{}, fmt.Errorf("seeds %q: %q is reversed: write the low seed first, %d-%d", abbrev(spec), part, b, a)
 			}
 		}
 		// The seeds of a-b no earlier span named: the gaps of named in it.

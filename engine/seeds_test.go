@@ -152,7 +152,7 @@ func TestParseSeedsErrors(t *testing.T) {
 		"":                                       `seeds "": "" is not a seed number (write seeds like 1-500 or 2-3,9)`,
 		"x":                                      `seeds "x": "x" is not a seed number`,
 		"1,,2":                                   `seeds "1,,2": "" is not a seed number`,
-		"5-2":                                    `seeds "5-2": "5-2" is not a range low-high`,
+		"5-2":                                    `seeds "5-2": "5-2" is reversed: write the low seed first, 2-5`,
 		"1-":                                     `seeds "1-": "1-" is not a range low-high`,
 		"-3":                                     `seeds "-3": "-3" is not a seed number`,
 		"1-2-3":                                  `seeds "1-2-3": "1-2-3" is not a range low-high`,

@@ -27,7 +27,7 @@ type ProgramState struct {
 	Name string `json:"name"`
 	Role string `json:"role"`
 	Inc  int    `json:"inc"`  // its incarnation: 1 for the first process, +1 per restart
-	What string `json:"what"` // "running", "paused until 1.5s", "down, restarts at 2s", "exited 0", "not started"
+	What string `json:"what"` // "running", "paused until 1.5s", "down, restarts at 2s", "exited 0", "exited 1", "trapped: ...", "not started"
 	// Slow is the slowdown factor in force (1: none); WallOffset the wall
 	// clock's offset from true time (clock skew and jumps).
 	Slow       float64           `json:"slow"`

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -19,9 +20,62 @@ import (
 
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("seedfall "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(&flagOutput{w: stderr})
 	fs.Usage = commandUsage(name, fs) // help.go
 	return fs
+}
+
+// flagOutput is a flag set's output. What the flag package prints while
+// it parses (an error, then the whole usage) is held back, and shown only
+// when it is the help asked for (-h); a bad flag comes back as one line
+// instead (parseArgs).
+type flagOutput struct {
+	w    io.Writer
+	held *bytes.Buffer
+}
+
+func (o *flagOutput) Write(p []byte) (int, error) {
+	if o.held != nil {
+		return o.held.Write(p)
+	}
+	return o.w.Write(p)
+}
+
+// parseArgs parses args as fs.Parse does. -h prints the command's usage
+// and gives flag.ErrHelp; a bad flag gives one line that says what is
+// wrong, names the flag meant when the bad one is a slip of it, and where
+// to read the flags: never the whole usage.
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	o, ok := fs.Output().(*flagOutput)
+	if !ok {
+		return fs.Parse(args)
+	}
+	o.held = &bytes.Buffer{}
+	err := fs.Parse(args)
+	held := o.held
+	o.held = nil
+	switch {
+	case err == flag.ErrHelp:
+		_, _ = o.w.Write(held.Bytes())
+		return err
+	case err != nil:
+		return flagError(fs, err)
+	}
+	return nil
+}
+
+// flagError is the flag package's error about a bad flag of fs, with the
+// flag meant and where the flags are listed.
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if bad, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if s := world.Suggest(strings.TrimLeft(bad, "-"), names); s != "" {
+			msg += fmt.Sprintf(" (did you mean -%s?)", s)
+		}
+	}
+	return fmt.Errorf("%s; see seedfall help %s", msg, strings.TrimPrefix(fs.Name(), "seedfall "))
 }
 
 // worldArgs are the flags that name a world, shared by every command that

@@ -31,7 +31,7 @@ func coverCmd(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object: each file's statements reached, and the blocks never reached by function")
 	var paths []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseArgs(fs, args); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {

@@ -32,6 +32,44 @@ var descriptions = map[string]string{
 	"help":    "Print the list of commands, or what one command does and its flags.",
 }
 
+// commandGroups are seedfall help's sections, in order; every command is
+// in one (TestHelpListsEveryCommand).
+var commandGroups = []struct {
+	title string
+	names []string
+}{
+	{"Find and fix a failure", []string{"run", "replay", "shrink", "debug", "logs", "inspect", "cause", "faults"}},
+	{"Search and keep", []string{"explore", "pin", "mutate", "cover", "report", "merge"}},
+	{"Workbench and agents", []string{"repl", "script", "mcp"}},
+	{"Set up", []string{"config", "doctor", "sim-mod", "version", "help"}},
+}
+
+// summaries are the one line seedfall help gives each command.
+var summaries = map[string]string{
+	"run":     "run a world under many seeds; say which fail and how to replay them",
+	"replay":  "run one seed again exactly, with the faults saved for it",
+	"shrink":  "remove the faults a failing seed does not need",
+	"debug":   "show the world at a moment: programs, connections, writes a crash would lose",
+	"logs":    "print a seed's program output, with virtual times",
+	"inspect": "show each disk as a run left it, or at a moment",
+	"cause":   "find when a failure became inevitable, and what happened just before",
+	"faults":  "list a seed's fault schedule, or edit it",
+	"explore": "search for failures with a strategy (guided, random_seeds, ... or your own)",
+	"pin":     "keep a failing schedule as a regression that run replays first",
+	"mutate":  "plant durability bugs and check that the workload notices",
+	"cover":   "show the lines of your code the runs reached, and those they never did",
+	"report":  "write an HTML report of the failing runs",
+	"merge":   "merge the results of shards into one",
+	"repl":    "the interactive workbench",
+	"script":  "run a Starlark script against the workbench",
+	"mcp":     "serve the commands as MCP tools, for a coding agent",
+	"config":  "print the world as seedfall reads it",
+	"doctor":  "check that this machine can build and run worlds",
+	"sim-mod": "put the sim module in your module, so it builds natively too",
+	"version": "print seedfall's version and commit",
+	"help":    "print this, or what one command does and its flags",
+}
+
 func init() {
 	register(command{"help", "[command]", helpCmd})
 	lookupCommand = findCommand
@@ -44,7 +82,7 @@ var lookupCommand func(name string) (command, bool)
 // helpCmd prints the overview, or one command's -h.
 func helpCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("help", stderr)
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	args = fs.Args()

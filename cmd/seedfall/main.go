@@ -14,12 +14,18 @@ import (
 	"github.com/seedfall/seedfall/engine/session"
 )
 
-// usage lists every command's synopsis, in the order commands lists them.
+// usage is seedfall help: the commands by what they are for, a line each,
+// and where a newcomer starts.
 func usage() string {
 	var b strings.Builder
-	b.WriteString("seedfall: deterministic simulation testing for Go services\n\nusage:\n")
-	for _, c := range commands {
-		b.WriteString(strings.TrimRight(fmt.Sprintf("  seedfall %-8s %s", c.name, c.synopsis), " ") + "\n")
+	b.WriteString("seedfall: deterministic simulation testing for Go services\n\n")
+	b.WriteString("Start with run, then replay, shrink and debug a seed that failed:\n")
+	b.WriteString("  seedfall run -seeds 1-100 → seedfall replay -seed N → seedfall shrink -seed N → seedfall debug -seed N -at T\n")
+	for _, g := range commandGroups {
+		fmt.Fprintf(&b, "\n%s:\n", g.title)
+		for _, name := range g.names {
+			fmt.Fprintf(&b, "  %-9s %s\n", name, summaries[name])
+		}
 	}
 	b.WriteString("\nRun 'seedfall help <command>' (or 'seedfall <command> -h') for what a command does and its flags.\n")
 	return b.String()

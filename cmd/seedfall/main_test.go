@@ -132,3 +132,25 @@ var goEnvOnce = sync.OnceValue(func() map[string]string {
 })
 
 func goEnv(k string) string { return goEnvOnce()[k] }
+
+// seedfall help lists every command once, with its line.
+func TestHelpListsEveryCommand(t *testing.T) {
+	listed := map[string]int{}
+	for _, g := range commandGroups {
+		for _, name := range g.names {
+			listed[name]++
+		}
+	}
+	for _, c := range commands {
+		if listed[c.name] != 1 {
+			t.Errorf("seedfall help lists %q %d times, want once", c.name, listed[c.name])
+		}
+		if summaries[c.name] == "" {
+			t.Errorf("%q has no line in seedfall help", c.name)
+		}
+		delete(listed, c.name)
+	}
+	for name := range listed {
+		t.Errorf("seedfall help lists %q, which is no command", name)
+	}
+}

@@ -29,7 +29,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 	ra := resultsFlags(fs, "write the merged results to this `dir`, as one run -out of every seed would")
 	var dirs []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseArgs(fs, args); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	register(command{"repl", "[-parallel K] [world.json|world.toml|file.star]", replCmd})
+	register(command{"repl", "[-parallel K] [-c world.json|world.toml|file.star | FILE]", replCmd})
 }
 
 // replCmd is the interactive workbench. With stdin not a terminal it reads
@@ -19,14 +19,21 @@ func init() {
 func replCmd(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("repl", stderr)
 	parallel := fs.Int("parallel", defaultParallel(), "how many runs shrink and explore make at once")
-	if err := fs.Parse(args); err != nil {
+	// -c as every other command takes it; here it is optional, and a
+	// script may stand in its place.
+	cfg := fs.String("c", "", "the world `file` (or a .star script) to open, also given as the argument")
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if err := checkParallel(*parallel); err != nil {
 		return err
 	}
-	if fs.NArg() > 1 {
-		return fmt.Errorf("want at most one file (a world or a script), got %d", fs.NArg())
+	file := *cfg
+	switch {
+	case fs.NArg() > 1 || fs.NArg() == 1 && file != "":
+		return fmt.Errorf("want at most one file (a world or a script), got %d", fs.NArg()+min(1, len(file)))
+	case fs.NArg() == 1:
+		file = fs.Arg(0)
 	}
 	terminal := isTerminal(os.Stdin) && isTerminal(stdout)
 	// On a terminal a statement that takes long shows how far it is on
@@ -50,8 +57,8 @@ func replCmd(args []string, stdout, stderr io.Writer) error {
 	if terminal {
 		fmt.Fprintln(stdout, "seedfall repl: :help lists the commands and builtins; Tab completes; Ctrl-D leaves.")
 	}
-	if fs.NArg() == 1 {
-		if err := r.LoadFile(fs.Arg(0)); err != nil {
+	if file != "" {
+		if err := r.LoadFile(file); err != nil {
 			return err
 		}
 	}

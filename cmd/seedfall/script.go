@@ -22,7 +22,7 @@ func scriptCmd(args []string, stdout, stderr io.Writer) error {
 	parallel := fs.Int("parallel", defaultParallel(), "default parallelism of shrink and explore in the script")
 	maxSteps := fs.Int64("max-steps", 0, fmt.Sprintf("Starlark steps the script (and each file it loads) may take; run() and the like do not count (0: $%s, else %d; -1: no limit)", starlark.StepsEnv, starlark.DefaultMaxSteps))
 	timeout := fs.Duration("timeout", 0, "stop the script, and the runs in flight, after this much wall time, such as 10m (0: none)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if err := checkParallel(*parallel); err != nil {

@@ -48,7 +48,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	wa := worldOf(fs)
 	positional := ""
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseArgs(fs, args); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {
