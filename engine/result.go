@@ -22,6 +22,10 @@ const (
 	ClassLiveness        = "liveness"        // with liveness.within: the workloads did not finish in time once faults stopped
 	ClassLinearizability = "linearizability" // the operations recorded with sim.Put, Get and Invoke are not linearizable
 	ClassProperty        = "property"        // a sim.Always or AlwaysOrUnreachable was false, or an Unreachable was reached
+	// ClassInconclusive is no failure and no pass: a run of RunOptions.Check
+	// that ended at its horizon before every workload exited, so its check
+	// never ran.
+	ClassInconclusive = "inconclusive"
 )
 
 // RunOptions say which seed to run and, for a replay, which faults.
@@ -30,6 +34,11 @@ type RunOptions struct {
 	// Schedule, if set, is applied exactly instead of drawing faults from
 	// the world's rates.
 	Schedule *faults.Schedule
+	// Check makes this run the check of a saved schedule (a pin, a replay
+	// of a failure after the code changed): one that ends at its horizon
+	// before every workload exited never reached the workload's check,
+	// and is inconclusive (ClassInconclusive, not passed), not a pass.
+	Check bool
 	// StopAt, if positive, ends the run at that virtual time, passed, so
 	// its disks can be inspected as they were then (seedfall inspect -at).
 	StopAt time.Duration

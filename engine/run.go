@@ -308,6 +308,9 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, with runWith) (*Resu
 	case r.res != nil:
 	case out == sched.Horizon && w.Liveness.Within > 0:
 		r.fail(ClassLiveness, r.unfinished()[0], r.livenessReason(faultEnd))
+	case out == sched.Horizon && opt.Check && r.unfinished()[0] != nil:
+		n := r.unfinished()[0]
+		r.fail(ClassInconclusive, n, fmt.Sprintf("the run reached its horizon at %v before %s exited: it never reached the workload's check, so it neither passes nor fails", time.Duration(r.s.Now()), n.label()))
 	case out == sched.Horizon:
 		r.pass("hit the time horizon")
 	default:

@@ -68,7 +68,7 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 		set.Files = true
 	}
 	// The pinned regressions first, as run replays them (shard 1 has them).
-	pinned, pinnedFailing := 0, 0
+	var pinned session.PinnedTally
 	for _, d := range set.Dirs {
 		for _, rec := range d.Pinned {
 			var r results.Record
@@ -77,13 +77,10 @@ func mergeCmd(args []string, stdout, stderr io.Writer) error {
 			}
 			session.WritePinned(stdout, *asJSON, rec, &r.Line)
 			o.Pinned(rec, &r)
-			pinned++
-			if !r.Line.Passed {
-				pinnedFailing++
-			}
+			pinned.Add(&r.Line)
 		}
 	}
-	session.WritePinnedTotal(stdout, *asJSON, pinned, pinnedFailing)
+	session.WritePinnedTotal(stdout, *asJSON, pinned)
 	ran := 0
 	err = set.Each(func(rec *results.Record) {
 		ran++

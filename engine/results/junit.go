@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seedfall/seedfall/engine"
 	"github.com/seedfall/seedfall/engine/fsutil"
 )
 
@@ -76,7 +77,11 @@ func (j *JUnit) Add(name string, rec *Record, replay, schedule string) {
 	if !res.Passed {
 		j.failures++
 		var b strings.Builder
-		fmt.Fprintf(&b, "seed %d failed at t=%s: %s: %s\n", res.Seed, time.Duration(res.SimNs), res.Class, res.Reason)
+		verb := "failed"
+		if res.Class == engine.ClassInconclusive { // no verdict, and no pass
+			verb = "was inconclusive"
+		}
+		fmt.Fprintf(&b, "seed %d %s at t=%s: %s: %s\n", res.Seed, verb, time.Duration(res.SimNs), res.Class, res.Reason)
 		for _, l := range rec.FailureLines(8) {
 			fmt.Fprintf(&b, "  %s\n", l.String())
 		}

@@ -51,25 +51,54 @@ func (s *Session) RunPinned(ctx context.Context, stdout io.Writer, asJSON bool, 
 	if err != nil || len(pins) == 0 {
 		return 0, err
 	}
-	failing := 0
+	var tally PinnedTally
 	for _, p := range pins {
-		res, err := s.p.Run(ctx, engine.RunOptions{Seed: p.Schedule.Seed, Schedule: p.Schedule})
+		// A pin is checked to the horizon of the run that failed, and a
+		// replay that ends there before its workload's check is
+		// inconclusive, not a pass (docs/schedules.md).
+		res, err := s.p.Run(ctx, engine.RunOptions{Seed: p.Schedule.Seed, Schedule: s.fullHorizon(p.Schedule), Check: true})
 		if err != nil {
 			return 0, fmt.Errorf("pinned regression %s: %w", p.Name, err)
 		}
 		r := results.NewRecord(res, DisplayPath(p.Path), Version())
 		rec := results.PinnedRecord{Name: p.Name, Path: DisplayPath(p.Path), Result: r.Raw,
 			Replay: fmt.Sprintf("seedfall replay %s -seed %d -faults %s", s.args, p.Schedule.Seed, ShellQuote(DisplayPath(p.Path)))}
-		if !res.Passed {
-			failing++
-		}
+		tally.Add(&r.Line)
 		WritePinned(stdout, asJSON, rec, &r.Line)
 		if each != nil {
 			each(rec, r)
 		}
 	}
-	WritePinnedTotal(stdout, asJSON, len(pins), failing)
-	return failing, nil
+	WritePinnedTotal(stdout, asJSON, tally)
+	return tally.Failing + tally.Inconclusive, nil
+}
+
+// PinnedTally counts pinned regressions' replays: those that still fail,
+// and those that reached no verdict.
+type PinnedTally struct{ N, Failing, Inconclusive int }
+
+// Add counts one replay.
+func (t *PinnedTally) Add(l *results.Line) {
+	t.N++
+	switch {
+	case l.Class == engine.ClassInconclusive:
+		t.Inconclusive++
+	case !l.Passed:
+		t.Failing++
+	}
+}
+
+// fullHorizon is sch to run to the world's horizon when seedfall shrink
+// (before it kept the horizon) cut it to just past the failure it kept:
+// after the code changed, the program may reach its check later than
+// that. A schedule edited since keeps its own.
+func (s *Session) fullHorizon(sch *faults.Schedule) *faults.Schedule {
+	if sch == nil || sch.ShrunkFrom == 0 || sch.Duration <= 0 || sch.Duration >= s.w.Duration || s.w.Liveness.Within > 0 {
+		return sch
+	}
+	c := *sch
+	c.Duration = s.w.Duration
+	return &c
 }
 
 // WritePinned prints one pinned regression's replay.
@@ -79,17 +108,26 @@ func WritePinned(w io.Writer, asJSON bool, rec results.PinnedRecord, res *result
 		fmt.Fprintf(w, "%s\n", rec.Result)
 	case res.Passed:
 		fmt.Fprintf(w, "pinned %s (seed %d): passes now\n", rec.Name, res.Seed)
+	case res.Class == engine.ClassInconclusive:
+		fmt.Fprintf(w, "pinned %s (seed %d): INCONCLUSIVE at t=%s: %s\n", rec.Name, res.Seed, SimTime(res.SimNs), res.Reason)
+		fmt.Fprintf(w, "  replay: %s\n", rec.Replay)
 	default:
 		fmt.Fprintf(w, "pinned %s (seed %d): STILL FAILS at t=%s: %s: %s\n", rec.Name, res.Seed, SimTime(res.SimNs), res.Class, res.Reason)
 		fmt.Fprintf(w, "  replay: %s\n", rec.Replay)
 	}
 }
 
-// WritePinnedTotal prints how many pinned regressions still fail.
-func WritePinnedTotal(w io.Writer, asJSON bool, n, failing int) {
-	if !asJSON && n > 0 {
-		fmt.Fprintf(w, "%s: %d pass, %d still fail\n", Plural(n, "pinned regression"), n-failing, failing)
+// WritePinnedTotal prints how many pinned regressions still fail, and
+// how many reached no verdict.
+func WritePinnedTotal(w io.Writer, asJSON bool, t PinnedTally) {
+	if asJSON || t.N == 0 {
+		return
 	}
+	fmt.Fprintf(w, "%s: %d pass, %d still fail", Plural(t.N, "pinned regression"), t.N-t.Failing-t.Inconclusive, t.Failing)
+	if t.Inconclusive > 0 {
+		fmt.Fprintf(w, ", %d inconclusive (never reached the workload's check)", t.Inconclusive)
+	}
+	fmt.Fprintln(w)
 }
 
 // Pin is a failing seed's run kept as a regression, which a sweep replays

@@ -291,6 +291,14 @@ func WriteRecord(w io.Writer, rec *results.Record, replay, history string) {
 		fmt.Fprintf(w, "PASS seed %d at t=%s (%s; %d scheduler steps, %s real)\n", res.Seed, SimTime(res.SimNs), res.Reason, res.Steps, WallTime(res.WallNs))
 		return
 	}
+	if res.Class == engine.ClassInconclusive {
+		fmt.Fprintf(w, "INCONCLUSIVE seed %d at t=%s (%d scheduler steps, %s real)\n", res.Seed, SimTime(res.SimNs), res.Steps, WallTime(res.WallNs))
+		fmt.Fprintf(w, "  %s\n", res.Reason)
+		if replay != "" {
+			fmt.Fprintf(w, "  replay: %s\n", replay)
+		}
+		return
+	}
 	fmt.Fprintf(w, "FAIL seed %d at t=%s (%d scheduler steps, %s real)\n", res.Seed, SimTime(res.SimNs), res.Steps, WallTime(res.WallNs))
 	fmt.Fprintf(w, "  %s: %s\n", res.Class, res.Reason)
 	for _, l := range rec.FailureLines(8) {

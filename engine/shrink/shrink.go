@@ -210,6 +210,7 @@ func shrink(ctx context.Context, run runFunc, horizon time.Duration, seed uint64
 	s.normalize()
 	s.cut()
 	s.normalize()
+	s.uncut(start)
 	if s.err != nil {
 		return nil, s.err
 	}
@@ -432,6 +433,24 @@ func (s *shrinker) cut() {
 	c := s.best.Changed()
 	c.Duration = d
 	c.Faults = slices.DeleteFunc(c.Faults, func(f faults.Fault) bool { return !atOp(f) && f.At > d })
+	s.first([]*faults.Schedule{c})
+}
+
+// uncut gives the shrunk schedule back the horizon it started with, when
+// cut shortened it and the failure is the same there: cut speeds the
+// search up, but a schedule saved with it would end before the workload's
+// check once the program answers later, and pass without checking
+// anything (a pin that "passes now").
+func (s *shrinker) uncut(start *faults.Schedule) {
+	want := start.Duration
+	if want == 0 {
+		want = s.horizon
+	}
+	if s.best.Duration == 0 || s.best.Duration >= want || s.stopped() {
+		return
+	}
+	c := s.best.Changed()
+	c.Duration = want
 	s.first([]*faults.Schedule{c})
 }
 
