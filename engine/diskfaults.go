@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/seedfall/seedfall/engine/disk"
@@ -57,6 +58,9 @@ type diskFamily struct {
 	ops map[opKey][]faults.Fault
 	// wb is a replay's mmap_early_writeback faults (below).
 	wb map[wbKey]bool
+	// moved says which of a replay's operation faults hit another file
+	// than the one the schedule names (Result.Moved).
+	moved []string
 }
 
 type opKey struct {
@@ -114,7 +118,10 @@ func openDisk(e *env) (family, error) {
 		}
 	}
 	return family{disk: d.options, process: d.process, plan: d.planBitrot, apply: d.applyBitrot,
-		crashDisk: d.crashWithModel, rekey: d.rekey}, nil
+		crashDisk: d.crashWithModel, rekey: d.rekey,
+		keep:   func() any { return slices.Clone(d.moved) },
+		resume: func(v any) { d.moved = slices.Clone(v.([]string)) },
+		result: func(res *Result) { res.Moved = d.moved }}, nil
 }
 
 // rekey restarts each program's fsync latency stream when a branch
@@ -273,6 +280,12 @@ func (d *diskFamily) diskOp(n *node, dn *diskNode, op disk.Op) errno.Errno {
 	}
 	if d.given != nil {
 		for _, f := range d.ops[opKey{node: n.prog.Name, read: op.Kind == disk.OpRead, op: op.N}] {
+			if f.Path != "" && op.Path != f.Path {
+				// The program changed since the schedule was saved: the
+				// fault fires at the same operation number, on another file.
+				d.moved = append(d.moved, fmt.Sprintf("%s on %s at disk op #%d was saved hitting %s and now hits %s (%s): the program's operations changed since, so the fault no longer tests what it did",
+					f.Kind, n.prog.Name, op.N, f.Path, op.Path, op.Kind))
+			}
 			if e, ok := d.fireOp(n, dn, op, f.Kind, stream(f.Kind), &f); ok {
 				return e
 			}

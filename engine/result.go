@@ -122,6 +122,10 @@ type Result struct {
 	Mutant   Mutant
 	Weakened uint64
 	Reach    disk.Reach
+	// Moved says, for a replay of a schedule, each fault that fires at an
+	// operation number and hit another file than the schedule names: the
+	// program's operations changed since it was saved.
+	Moved []string
 }
 
 // NodeDisk is one program's disk at the end of a run, for inspection.

@@ -65,6 +65,11 @@ func (s *Session) RunPinned(ctx context.Context, stdout io.Writer, asJSON bool, 
 			Replay: fmt.Sprintf("seedfall replay %s -seed %d -faults %s", s.args, p.Schedule.Seed, ShellQuote(DisplayPath(p.Path)))}
 		tally.Add(&r.Line)
 		WritePinned(stdout, asJSON, rec, &r.Line)
+		for _, m := range res.Moved {
+			if !asJSON {
+				fmt.Fprintf(stdout, "  note: %s\n", m)
+			}
+		}
 		if each != nil {
 			each(rec, r)
 		}

@@ -66,6 +66,9 @@ func (r *Replay) WriteRun(w io.Writer) {
 	for _, p := range res.Properties {
 		fmt.Fprintf(w, "property %s %q: %s\n", p.Kind, p.Message, PropertyCounts(p))
 	}
+	for _, m := range res.Moved {
+		fmt.Fprintf(w, "note: %s\n", m)
+	}
 }
 
 // PropertyCounts says how one run fared on a property: "reached 12 times,
