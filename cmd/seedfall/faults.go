@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/session"
 )
 
 func init() {
-	register(command{"faults", "-c seedfall.json -seed N [-faults FILE] [-remove N]... [-shift N=AMOUNT]... [-add JSON]... [-out FILE]", faultsCmd})
+	register(command{"faults", "-c seedfall.json -seed N [-faults FILE] [-remove N]... [-shift N=AMOUNT]... [-add JSON]... [-duration D] [-out FILE]", faultsCmd})
 }
 
 // removeFlags collects repeated -remove positions.
@@ -37,6 +38,7 @@ func faultsCmd(args []string, stdout, stderr io.Writer) error {
 	fs.Var((*removeFlags)(&edits.Remove), "remove", "remove the fault at position N, counting from 1 as listed (repeatable)")
 	fs.Var((*session.ShiftFlags)(&edits.Shift), "shift", "move fault N: by a signed duration (2=-50ms) if timed, by a signed count (1=+2) if it fires at an operation (repeatable)")
 	fs.Var((*session.AddFlags)(&edits.Add), "add", `add a fault, such as {"at":"1s","kind":"pause","node":"server","until":"1.5s"} (repeatable)`)
+	fs.Var(durationFlag{&edits.Duration}, "duration", "set the schedule's horizon, such as 5s: longer, so that a fault can move past the old end, or shorter")
 	out := fs.String("out", "", "write the result here (default: back to the file it came from)")
 	asJSON := fs.Bool("json", false, "print the schedule file as it now stands as JSON")
 	if err := parseFlags(fs, args); err != nil {
@@ -69,4 +71,23 @@ func faultsCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return r.Write(stdout)
+}
+
+// durationFlag is a flag of a virtual duration above 0, such as 5s.
+type durationFlag struct{ d *time.Duration }
+
+func (f durationFlag) String() string {
+	if f.d == nil || *f.d == 0 {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f durationFlag) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("%q is not a duration above 0, such as 5s", v)
+	}
+	*f.d = d
+	return nil
 }

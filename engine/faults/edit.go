@@ -18,6 +18,9 @@ type Edits struct {
 	Remove []int
 	Shift  []Shift
 	Add    []Fault
+	// Duration, when above 0, is the schedule's new horizon: longer, for
+	// a fault shifted past the old end; shorter, to end a run sooner.
+	Duration time.Duration
 }
 
 // Shift moves the fault at position Pos: a timed fault by Dur (its until
@@ -123,7 +126,11 @@ func Edit(s *Schedule, e Edits) (*Schedule, error) {
 	}
 	kept = append(kept, e.Add...)
 	slices.SortStableFunc(kept, func(a, b Fault) int { return cmp.Compare(a.At, b.At) })
-	return &Schedule{Seed: s.Seed, Config: s.Config, Duration: s.Duration, Faults: kept, Branches: slices.Clone(s.Branches)}, nil
+	d := s.Duration
+	if e.Duration > 0 {
+		d = e.Duration
+	}
+	return &Schedule{Seed: s.Seed, Config: s.Config, Duration: d, Faults: kept, Branches: slices.Clone(s.Branches)}, nil
 }
 
 func countFaults(n int) string {

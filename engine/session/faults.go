@@ -85,7 +85,7 @@ func EditFaults(ctx context.Context, w *world.World, opt Options, o FaultsOption
 		}
 		r.from = "drawn from the seed"
 	}
-	edited := len(o.Edits.Remove)+len(o.Edits.Shift)+len(o.Edits.Add) > 0
+	edited := len(o.Edits.Remove)+len(o.Edits.Shift)+len(o.Edits.Add) > 0 || o.Edits.Duration > 0
 	if edited {
 		if sch, err = faults.Edit(sch, o.Edits); err != nil {
 			return nil, err
@@ -156,10 +156,14 @@ func (r *FaultsEdit) Err() error {
 // nothing was written.
 func (r *FaultsEdit) checkError() error {
 	msg := r.check.Error()
-	if n := strings.Count(msg, "\n") + 1; n > 1 {
-		return fmt.Errorf("%d rules broken, nothing written:\n  %s", n, strings.ReplaceAll(msg, "\n", "\n  "))
+	hint := ""
+	if strings.Contains(msg, "is after the end of the run") {
+		hint = " (-duration makes the run longer)"
 	}
-	return fmt.Errorf("%s; nothing written", msg)
+	if n := strings.Count(msg, "\n") + 1; n > 1 {
+		return fmt.Errorf("%d rules broken, nothing written%s:\n  %s", n, hint, strings.ReplaceAll(msg, "\n", "\n  "))
+	}
+	return fmt.Errorf("%s; nothing written%s", msg, hint)
 }
 
 // FaultsReport is faults -json's object, and seedfall_faults_edit's
