@@ -132,6 +132,9 @@ type Result struct {
 	// likely cause.
 	Faults []faults.Fault
 	Events []trace.Line
+	// Need is how many of a moment's Branches forks must fail for it to
+	// fail (Threshold of them, rounded up).
+	Need int
 	// Runs are the forks run: the sum of the Moments' Runs, and with
 	// Parallel > 1 the forks that a batch ran past a moment's deciding
 	// fork and those run ahead that the search never took, which count
@@ -363,7 +366,7 @@ func explain(ctx context.Context, fail *engine.Result, run runFork, opt Options)
 	end := time.Duration(fail.SimNs)
 	pl := newPlan(fail, opt)
 	s.most = (len(pl.scan) + len(pl.edges) + pl.halvings) * (opt.Branches + opt.Parallel - 1)
-	res := &Result{Failure: fail}
+	res := &Result{Failure: fail, Need: s.need}
 
 	// The failing run itself counts as failing at its end; lo -1 is
 	// the start of the run, before any moment.

@@ -106,18 +106,31 @@ func (c *Cause) Write(w io.Writer) {
 			Plural(opt.Branches, "way"), Plural(len(res.Moments), "moment"))
 		fmt.Fprintf(w, "bisected on each moment's first fork (the faults' edges, then the scan, then halving), then ran the two ends' forks until they decided them (-all: every fork of every moment):\n")
 	}
+	disagree := 0
 	for _, m := range res.Moments {
 		bar := strings.Repeat("#", m.Failed) + strings.Repeat(".", m.Runs-m.Failed)
 		note := ""
+		split := m.Failed > 0 && m.Failed < m.Runs
+		if split && m.Verdict != cause.Undecided {
+			disagree++
+		}
 		switch {
 		case m.Verdict == cause.Undecided && res.Interrupted:
 			note = "  (interrupted: undecided)"
 		case m.Verdict == cause.Undecided:
 			note = "  (its first fork only: the search went past it)"
+		case split && m.Verdict == cause.Passes:
+			note = fmt.Sprintf("  (forks disagree: fewer than the %d of %d that make a moment inevitable fail, so it counts as avoidable)", res.Need, opt.Branches)
+		case split:
+			note = fmt.Sprintf("  (forks disagree: at least %d of %d fail, so it counts as inevitable)", res.Need, opt.Branches)
 		case m.Runs < opt.Branches:
 			note = fmt.Sprintf("  (%d of %d forks decided it: %s)", m.Runs, opt.Branches, m.Verdict)
 		}
 		fmt.Fprintf(w, "  %14v  %-*s  %d/%d still fail%s\n", m.At, opt.Branches, bar, m.Failed, m.Runs, note)
+	}
+	if disagree > 0 {
+		fmt.Fprintf(w, "forks of %s disagree: from there the failure depends on what the random streams draw after the moment (scheduling, latencies, disk timing), not only on what came before; the interval is where it became likely, and more -branches make it sharper\n",
+			Plural(disagree, "moment"))
 	}
 	if res.Interrupted {
 		fmt.Fprintf(w, "interrupted after %s; what the decided moments establish:\n", Plural(res.Runs, "run"))
@@ -138,6 +151,9 @@ func (c *Cause) Write(w io.Writer) {
 		for _, l := range engine.TailLines(res.Events, "", 10) {
 			fmt.Fprintln(w, "  "+l.String())
 		}
+	}
+	if len(res.Faults) == 0 && len(res.Events) == 0 && res.Inevitable > 0 {
+		fmt.Fprintln(w, "nothing in that interval is in the trace (no fault, no output): what made the failure inevitable there is the programs' own work, such as a write acknowledged before it was synced, or a message sent; compare the world at both ends (below) for the difference: pending writes, connections, who is up")
 	}
 	// The world its forks start from at each end: where the failure can
 	// still be avoided (before what was due at After), and where it cannot.

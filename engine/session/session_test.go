@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
+	"github.com/seedfall/seedfall/engine/cause"
 	"github.com/seedfall/seedfall/engine/faults"
 	"github.com/seedfall/seedfall/engine/results"
 	"github.com/seedfall/seedfall/engine/world"
@@ -102,5 +103,31 @@ func TestEditFaults(t *testing.T) {
 	}
 	if _, err := os.Stat(to); err != nil {
 		t.Errorf("not written: %v", err)
+	}
+}
+
+// cause says in words when a moment's forks disagree, and what an
+// interval with no fault and no event means.
+func TestCauseSaysWhenForksDisagree(t *testing.T) {
+	s := &Session{w: &world.World{}}
+	res := &cause.Result{
+		Failure: &engine.Result{Seed: 3, SimNs: int64(2 * time.Second), Class: engine.ClassWorkload, Reason: "client#1 exited with status 1"},
+		Moments: []cause.Moment{
+			{At: 10 * time.Millisecond, Runs: 7, Failed: 6, Verdict: cause.Passes},
+			{At: 20 * time.Millisecond, Runs: 8, Failed: 8, Verdict: cause.Fails},
+		},
+		After: 10 * time.Millisecond, Inevitable: 20 * time.Millisecond, Need: 8, Runs: 15,
+	}
+	var b bytes.Buffer
+	(&Cause{Result: res, s: s, seed: 3, opt: cause.Options{Branches: 8}}).Write(&b)
+	out := b.String()
+	for _, want := range []string{
+		"6/7 still fail  (forks disagree: fewer than the 8 of 8 that make a moment inevitable fail, so it counts as avoidable)",
+		"forks of 1 moment disagree: from there the failure depends on what the random streams draw",
+		"nothing in that interval is in the trace (no fault, no output)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("cause's table lacks %q:\n%s", want, out)
+		}
 	}
 }
