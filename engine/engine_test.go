@@ -187,6 +187,21 @@ func TestSupervisedRestart(t *testing.T) {
 	}
 }
 
+// A node whose every start exits with an error the same way never
+// served: a failing run's verdict names it and quotes its last line, since
+// the workload that failed may only have waited for it. A run that passes
+// says nothing of it (TestSupervisedRestart).
+func TestNeverServedIsNamed(t *testing.T) {
+	p := prepare(t, `{"supervise": true, "duration": "5s", "nodes": [{"name": "s", "pkg": "./exitcode", "args": ["1"]}], "workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "30", "-exit", "1"]}}`)
+	r := twice(t, p, 3, nil)
+	if r.Passed || r.Class != ClassWorkload || r.Node != "c" {
+		t.Fatalf("%v %s %s: want the workload's failure", r.Passed, r.Class, r.Node)
+	}
+	if !strings.Contains(r.Reason, `; s never served: each of its `) || !strings.Contains(r.Reason, ` starts exited with status 1 after "exiting with 1"`) {
+		t.Fatalf("the verdict does not name the node that never served: %s", r.Reason)
+	}
+}
+
 // A crash keeps only what was durable: synced file data, and directory
 // entries whose parent was synced (under strict_dirs), or all entries (without).
 func TestCrashKeepsDurableState(t *testing.T) {

@@ -174,6 +174,13 @@ type node struct {
 	// ended is how the last incarnation ended by itself ("exited 1",
 	// "trapped: ..."), for a program that is down and stays down.
 	ended string
+	// failedStarts counts the incarnations that exited with an error,
+	// each the same way (lastWords: the last line each printed, numbers
+	// masked, and the status), while no incarnation of the node did
+	// anything else: a node that never served (neverServed).
+	failedStarts int
+	lastWords    string
+	served       bool
 	// restartAt is when a program that is down comes back (0: it does not).
 	restartAt int64
 	proc      *sched.Proc

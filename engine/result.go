@@ -22,6 +22,9 @@ const (
 	ClassLiveness        = "liveness"        // with liveness.within: the workloads did not finish in time once faults stopped
 	ClassLinearizability = "linearizability" // the operations recorded with sim.Put, Get and Invoke are not linearizable
 	ClassProperty        = "property"        // a sim.Always or AlwaysOrUnreachable was false, or an Unreachable was reached
+	// ReasonHorizon is the reason of a run that passed by reaching its
+	// horizon with a workload still running: its check never ran.
+	ReasonHorizon = "hit the time horizon"
 	// ClassInconclusive is no failure and no pass: a run of RunOptions.Check
 	// that ended at its horizon before every workload exited, so its check
 	// never ran.

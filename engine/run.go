@@ -312,7 +312,7 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, with runWith) (*Resu
 		n := r.unfinished()[0]
 		r.fail(ClassInconclusive, n, fmt.Sprintf("the run reached its horizon at %v before %s exited: it never reached the workload's check, so it neither passes nor fails", time.Duration(r.s.Now()), n.label()))
 	case out == sched.Horizon:
-		r.pass("hit the time horizon")
+		r.pass(ReasonHorizon)
 	default:
 		var waiting []string
 		for _, n := range r.nodes {
@@ -321,6 +321,13 @@ func (p *Prepared) run(ctx context.Context, opt RunOptions, with runWith) (*Resu
 			}
 		}
 		r.fail(ClassDeadlock, nil, fmt.Sprintf("every process is blocked and nothing can wake them: %s", strings.Join(waiting, ", ")))
+	}
+	if !r.res.Passed {
+		// The program that failed may only have waited for one that never
+		// came up: name that one too.
+		if note := r.neverServed(); note != "" {
+			r.res.Reason += "; " + note
+		}
 	}
 	for _, f := range r.fams {
 		if f.over != nil {
@@ -748,6 +755,7 @@ func (r *runner) exited(n *node, code uint32, trap error) {
 			r.fail(ClassExit, n, fmt.Sprintf("%s exited with status %d (set \"supervise\": true to restart nodes that exit with an error)", n.label(), code))
 			return
 		}
+		r.failedStart(n, code)
 		at := r.s.Now() + int64(n.rst.Between(r.w.Faults.RestartAfter.Min, r.w.Faults.RestartAfter.Max))
 		r.event(n, fmt.Sprintf("supervisor restarts it at %v", time.Duration(at)))
 		n.restartAt = at
@@ -758,6 +766,59 @@ func (r *runner) exited(n *node, code uint32, trap error) {
 			}
 		})
 	}
+}
+
+// failedStart notes that n's incarnation exited with status code: a node
+// whose every start so far ended the same way never served.
+func (r *runner) failedStart(n *node, code uint32) {
+	if n.served {
+		return
+	}
+	words := fmt.Sprintf("status %d", code)
+	lines := r.tr.Lines()
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := lines[i]
+		if l.Node == n.prog.Name && l.Inc == n.inc && (l.Kind == trace.Stderr || l.Kind == trace.Stdout) {
+			words = fmt.Sprintf("status %d after %q", code, l.Text)
+			break
+		}
+	}
+	if n.failedStarts > 0 && maskDigits(words) != maskDigits(n.lastWords) {
+		n.served = true // it did something else once
+		return
+	}
+	n.failedStarts++
+	n.lastWords = words
+}
+
+// neverServed is what a failing run's verdict adds about the nodes that
+// never served: every start exited with an error, the same way.
+func (r *runner) neverServed() string {
+	var out []string
+	for _, n := range r.nodes {
+		if !n.served && n.failedStarts >= 2 {
+			out = append(out, fmt.Sprintf("%s never served: each of its %d starts exited with %s", n.prog.Name, n.failedStarts, n.lastWords))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// maskDigits is s with each run of digits as one '#'.
+func maskDigits(s string) string {
+	var b strings.Builder
+	digits := false
+	for _, c := range s {
+		if c >= '0' && c <= '9' {
+			if !digits {
+				b.WriteByte('#')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // workloadsDone starts the finally check, with faults stopped and crashed

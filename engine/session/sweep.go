@@ -175,6 +175,9 @@ type SweepOutput struct {
 	asJSON         bool
 	size           int // seeds in the sweep: a sweep of one prints its PASS line, of more a summary
 	failedSeeds    results.Tally
+	// atHorizon counts the seeds that passed only by reaching the horizon
+	// while a workload still ran: their check never ran.
+	atHorizon int
 	rep            *SweepReport
 	// CodePath is where the code coverage (Sweep.Code) is written without
 	// a results directory, and CodeShow the command that shows it there.
@@ -201,6 +204,9 @@ func (o *SweepOutput) Add(rec *results.Record) {
 	if !res.Passed {
 		o.failedSeeds.Add(res.Seed)
 	}
+	if res.Passed && res.Reason == engine.ReasonHorizon {
+		o.atHorizon++
+	}
 	o.rep.Add(rec, rec.Replay)
 	switch {
 	case o.asJSON:
@@ -226,6 +232,12 @@ func (o *SweepOutput) End(elapsed time.Duration, stopped bool, ran, of int) erro
 	if !o.asJSON && o.size > 1 {
 		fmt.Fprintf(o.stdout, "%d seeds: %d passed, %d failed%s in %s (%.0f seeds/s)\n",
 			ran, o.Passed, o.Failed, &o.failedSeeds, elapsed.Round(time.Millisecond), float64(ran)/elapsed.Seconds())
+	}
+	if !o.asJSON && o.atHorizon > 0 && o.atHorizon == o.Passed {
+		// Every pass is a run whose workload never finished: a newcomer's
+		// workload that never exits passes without checking anything.
+		fmt.Fprintf(o.stderr, "note: %s passed only by reaching the world's duration while a workload still ran: the workload never reached its check (exit 0 when it is done; a workload that is meant to run forever is fine)\n",
+			Plural(o.atHorizon, "seed"))
 	}
 	unmet := o.Coverage.Write(o.stdout, o.stderr, o.asJSON)
 	tri := o.Triage()
