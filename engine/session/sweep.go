@@ -178,7 +178,7 @@ type SweepOutput struct {
 	// atHorizon counts the seeds that passed only by reaching the horizon
 	// while a workload still ran: their check never ran.
 	atHorizon int
-	rep            *SweepReport
+	rep       *SweepReport
 	// CodePath is where the code coverage (Sweep.Code) is written without
 	// a results directory, and CodeShow the command that shows it there.
 	CodePath, CodeShow string
