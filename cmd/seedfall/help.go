@@ -30,6 +30,7 @@ var descriptions = map[string]string{
 	"sim-mod": "Copy the sim module this binary carries into a directory of your module and point go.mod at it, so that code importing sim builds natively (go build, go vet, go test) too.",
 	"version": "Print seedfall's version, the commit it was built from, and the Go that built it.",
 	"help":    "Print the list of commands, or what one command does and its flags.",
+	"init":    "Write a minimal server, client and world file that build and pass (and a go.mod when there is none, and .seedfall/ in .gitignore), to start from: break the server and seedfall finds it. It overwrites nothing.",
 }
 
 // commandGroups are seedfall help's sections, in order; every command is
@@ -41,7 +42,7 @@ var commandGroups = []struct {
 	{"Find and fix a failure", []string{"run", "replay", "shrink", "debug", "logs", "inspect", "cause", "faults"}},
 	{"Search and keep", []string{"explore", "pin", "mutate", "cover", "report", "merge"}},
 	{"Workbench and agents", []string{"repl", "script", "mcp"}},
-	{"Set up", []string{"config", "doctor", "sim-mod", "version", "help"}},
+	{"Set up", []string{"init", "config", "doctor", "sim-mod", "version", "help"}},
 }
 
 // summaries are the one line seedfall help gives each command.
@@ -63,6 +64,7 @@ var summaries = map[string]string{
 	"repl":    "the interactive workbench",
 	"script":  "run a Starlark script against the workbench",
 	"mcp":     "serve the commands as MCP tools, for a coding agent",
+	"init":    "write a minimal server, client and world to start from",
 	"config":  "print the world as seedfall reads it",
 	"doctor":  "check that this machine can build and run worlds",
 	"sim-mod": "put the sim module in your module, so it builds natively too",

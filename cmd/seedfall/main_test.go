@@ -78,6 +78,18 @@ func TestScripts(t *testing.T) {
 			},
 			// sameexcept regexp a b: the two files have the same lines
 			// but for those that match regexp.
+			// replace file old new: the one edit a user makes to a file,
+			// as sed would (old must be in it, once).
+			"replace": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 3 || neg {
+					ts.Fatalf("usage: replace file old new")
+				}
+				b := []byte(ts.ReadFile(args[0]))
+				if n := strings.Count(string(b), args[1]); n != 1 {
+					ts.Fatalf("%s holds %q %d times, want once", args[0], args[1], n)
+				}
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), []byte(strings.Replace(string(b), args[1], args[2], 1)), 0o644))
+			},
 			"sameexcept": func(ts *testscript.TestScript, neg bool, args []string) {
 				if len(args) != 3 || neg {
 					ts.Fatalf("usage: sameexcept regexp file1 file2")
