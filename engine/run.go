@@ -783,7 +783,7 @@ func (r *runner) failedStart(n *node, code uint32) {
 			break
 		}
 	}
-	if n.failedStarts > 0 && maskDigits(words) != maskDigits(n.lastWords) {
+	if n.failedStarts > 0 && trace.Shape(words, 0) != trace.Shape(n.lastWords, 0) {
 		n.served = true // it did something else once
 		return
 	}
@@ -803,23 +803,6 @@ func (r *runner) neverServed() string {
 	return strings.Join(out, "; ")
 }
 
-// maskDigits is s with each run of digits as one '#'.
-func maskDigits(s string) string {
-	var b strings.Builder
-	digits := false
-	for _, c := range s {
-		if c >= '0' && c <= '9' {
-			if !digits {
-				b.WriteByte('#')
-			}
-			digits = true
-			continue
-		}
-		digits = false
-		b.WriteRune(c)
-	}
-	return b.String()
-}
 
 // workloadsDone starts the finally check, with faults stopped and crashed
 // nodes back up, or passes the run.

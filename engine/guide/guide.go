@@ -373,22 +373,4 @@ func RareMoments(res *engine.Result, most int) []time.Duration {
 
 // Shape is a line with every run of digits replaced by '#', cut to 120
 // bytes: lines that differ only in their numbers have one shape.
-func Shape(line string) string {
-	var b strings.Builder
-	digits := false
-	for _, r := range line {
-		if b.Len() >= 120 {
-			break
-		}
-		if r >= '0' && r <= '9' {
-			if !digits {
-				b.WriteByte('#')
-			}
-			digits = true
-			continue
-		}
-		digits = false
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func Shape(line string) string { return trace.Shape(line, 120) }

@@ -274,3 +274,26 @@ func Write(w io.Writer, lines []Line, node string) error {
 	}
 	return nil
 }
+
+// Shape is text with each run of digits replaced by one '#', cut to most
+// bytes (0: no cut): lines that differ only in their numbers have one
+// shape.
+func Shape(text string, most int) string {
+	var b strings.Builder
+	digits := false
+	for _, r := range text {
+		if most > 0 && b.Len() >= most {
+			break
+		}
+		if r >= '0' && r <= '9' {
+			if !digits {
+				b.WriteByte('#')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
