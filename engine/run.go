@@ -803,7 +803,6 @@ func (r *runner) neverServed() string {
 	return strings.Join(out, "; ")
 }
 
-
 // workloadsDone starts the finally check, with faults stopped and crashed
 // nodes back up, or passes the run.
 func (r *runner) workloadsDone() {
