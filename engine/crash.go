@@ -86,6 +86,7 @@ func (c *crashFamily) crashInCall(n *node, until time.Duration) {
 // crashed is what a crash does to the world once the process is gone.
 func (c *crashFamily) crashed(n *node, until time.Duration) {
 	n.up = false
+	n.served = true // it ran until a fault stopped it: no "never served" (run.go)
 	n.wp.FlushOutput()
 	if c.net != nil {
 		c.net.HostDown(n.host)

@@ -177,7 +177,8 @@ type node struct {
 	// failedStarts counts the incarnations that exited with an error,
 	// each the same way (lastWords: the last line each printed, numbers
 	// masked, and the status), while no incarnation of the node did
-	// anything else: a node that never served (neverServed).
+	// anything else (served: exited otherwise, or ran until a crash): a
+	// node that never served (neverServed).
 	failedStarts int
 	lastWords    string
 	served       bool
