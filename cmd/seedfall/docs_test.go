@@ -261,12 +261,16 @@ func docEnv(t *testing.T, bin string) []string {
 	return env
 }
 
-// docBinary builds seedfall once per test process.
+// docBinary builds seedfall once per test process, in docBinaryDir, which
+// TestMain removes.
+var docBinaryDir string
+
 var docBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "seedfall-docs-bin-")
 	if err != nil {
 		return "", err
 	}
+	docBinaryDir = dir
 	name := "seedfall"
 	if runtime.GOOS == "windows" {
 		name += ".exe"

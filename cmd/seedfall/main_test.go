@@ -14,9 +14,21 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(tidyM{m}, map[string]func(){
 		"seedfall": func() { main() },
 	})
+}
+
+// tidyM removes what the tests built outside their own temporary
+// directories (docBinary's seedfall) once they have run.
+type tidyM struct{ m *testing.M }
+
+func (t tidyM) Run() int {
+	code := t.m.Run()
+	if docBinaryDir != "" {
+		os.RemoveAll(docBinaryDir)
+	}
+	return code
 }
 
 // sharedCache keeps built guests across scripts and across the test
