@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/seedfall/seedfall/engine"
@@ -36,6 +37,7 @@ type Shrunk struct {
 	res      *shrink.Result   // the runs, the shrunk schedule and its run
 	Schedule *faults.Schedule // the shrunk schedule; nil when the seed passes
 	path     string           // the file sch was saved to; "" when the seed passes
+	original string           // where the schedule it started from was kept, when sch took its place
 	replay   string           // the command that replays the seed with it
 	resume   string           // the command that shrinks it further, after Ctrl-C
 	budget   time.Duration
@@ -90,6 +92,16 @@ func (s *Session) Shrink(ctx context.Context, o ShrinkOptions) (*Shrunk, error) 
 	}
 	s.NoteSaved(sv)
 	r.Schedule, r.path = sch, sv.Path
+	// The schedule shrink started from stays beside the shrunk one when
+	// the shrunk one took its place: its faults, its full duration.
+	if own := s.SchedulePath(o.Seed); SamePath(sv.Path, own) && (o.File == "" || SamePath(o.File, own)) {
+		orig := *res.Start.Schedule
+		orig.Config = sch.Config
+		r.original = strings.TrimSuffix(own, ".faults.json") + ".original.faults.json"
+		if err := orig.Save(r.original); err != nil {
+			return nil, err
+		}
+	}
 	r.replay = s.ReplayWith(o.Seed, sv.Path)
 	r.resume = fmt.Sprintf("seedfall shrink %s -seed %d -faults %s", s.args, o.Seed, ShellQuote(DisplayPath(sv.Path)))
 	return r, nil
@@ -127,6 +139,9 @@ func (r *Shrunk) Write(w io.Writer) {
 	fmt.Fprintf(w, "duration %v\n", sch.Duration)
 	WriteResult(w, res.Run, "", "")
 	fmt.Fprintf(w, "wrote %s\n", DisplayPath(r.path))
+	if r.original != "" {
+		fmt.Fprintf(w, "kept the schedule it started from: %s\n", DisplayPath(r.original))
+	}
 	fmt.Fprintf(w, "replay: %s\n", r.replay)
 }
 
@@ -152,7 +167,7 @@ func (r *Shrunk) Report() ShrinkReport {
 	run := r.res.Run
 	return ShrinkReport{Seed: r.seed, Class: run.Class, Reason: run.Reason, Node: run.Node, SimNs: run.SimNs,
 		Digest: run.Digest, ShrunkFrom: r.Schedule.ShrunkFrom, Faults: len(r.Schedule.Faults), Runs: r.res.Runs, Exhausted: r.res.Exhausted,
-		Schedule: DisplayPath(r.path), Replay: r.replay, Interrupted: r.stopped}
+		Schedule: DisplayPath(r.path), Original: DisplayPath(r.original), Replay: r.replay, Interrupted: r.stopped}
 }
 
 type ShrinkReport struct {
@@ -170,5 +185,8 @@ type ShrinkReport struct {
 	// Interrupted: Ctrl-C ended the shrink (exhausted is true too).
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Schedule    string `json:"schedule,omitempty"`
-	Replay      string `json:"replay,omitempty"`
+	// Original is where the schedule shrink started from was kept, when
+	// the shrunk one took its place.
+	Original string `json:"original,omitempty"`
+	Replay   string `json:"replay,omitempty"`
 }
