@@ -202,6 +202,35 @@ func TestNeverServedIsNamed(t *testing.T) {
 	}
 }
 
+// A node that fails to start the same way again and again, with nothing
+// faulted that could change it, stops the run: the verdict is about it,
+// not about the workload that would have waited for it until the horizon.
+func TestNodeThatNeverServesStopsTheRun(t *testing.T) {
+	p := prepare(t, `{"supervise": true, "duration": "60s", "nodes": [{"name": "s", "pkg": "./exitcode", "args": ["1"]}], "workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "500"]}}`)
+	r := twice(t, p, 3, nil)
+	if r.Passed || r.Class != ClassExit || r.Node != "s" {
+		t.Fatalf("%v %s %s: %s\nwant the run to fail at s", r.Passed, r.Class, r.Node, r.Reason)
+	}
+	want := `s never served: each of its 8 starts exited with status 1 after "exiting with 1", the last 8 with every other program up and no partition or clog in force, so the run stopped there`
+	if !strings.HasPrefix(r.Reason, want) {
+		t.Fatalf("the verdict:\n%s\nwant it to begin:\n%s", r.Reason, want)
+	}
+	if r.SimNs > int64(20*time.Second) {
+		t.Fatalf("the run went on to %v", time.Duration(r.SimNs))
+	}
+	// Another node down all along: each start of s may fail for want of
+	// it, so s is restarted until the workload's verdict.
+	p = prepare(t, `{"supervise": true, "duration": "60s", "nodes": [{"name": "s", "pkg": "./exitcode", "args": ["1"]}, {"name": "d", "pkg": "./sleeper", "args": ["-n", "1000"]}], "workload": {"name": "c", "pkg": "./sleeper", "args": ["-n", "300"]}}`)
+	down := &faults.Schedule{Seed: 3, Duration: 60 * time.Second, Faults: []faults.Fault{{At: time.Millisecond, Kind: "crash", Node: "d", Until: 59 * time.Second}}}
+	r = twice(t, p, 3, down)
+	if !r.Passed {
+		t.Fatalf("with d down: %s %s: %s\n%s", r.Class, r.Node, r.Reason, output(r, ""))
+	}
+	if !strings.Contains(output(r, "s"), "s#9 - start") {
+		t.Fatalf("s did not start 9 times with d down:\n%s", output(r, "s"))
+	}
+}
+
 // A crash keeps only what was durable: synced file data, and directory
 // entries whose parent was synced (under strict_dirs), or all entries (without).
 func TestCrashKeepsDurableState(t *testing.T) {

@@ -182,6 +182,12 @@ type node struct {
 	failedStarts int
 	lastWords    string
 	served       bool
+	// quietStarts counts the failed starts in a row, the same way, while
+	// nothing was faulted (quietFailure); quietSince is when the first of
+	// them exited. Enough of them end the run (giveUp).
+	quietStarts int
+	quietSince  int64
+	gaveUp      bool // the run ended at its last failed start (its verdict says why)
 	// restartAt is when a program that is down comes back (0: it does not).
 	restartAt int64
 	proc      *sched.Proc

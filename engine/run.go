@@ -755,7 +755,9 @@ func (r *runner) exited(n *node, code uint32, trap error) {
 			r.fail(ClassExit, n, fmt.Sprintf("%s exited with status %d (set \"supervise\": true to restart nodes that exit with an error)", n.label(), code))
 			return
 		}
-		r.failedStart(n, code)
+		if r.failedStart(n, code) {
+			return
+		}
 		at := r.s.Now() + int64(n.rst.Between(r.w.Faults.RestartAfter.Min, r.w.Faults.RestartAfter.Max))
 		r.event(n, fmt.Sprintf("supervisor restarts it at %v", time.Duration(at)))
 		n.restartAt = at
@@ -768,11 +770,24 @@ func (r *runner) exited(n *node, code uint32, trap error) {
 	}
 }
 
+// A supervised node that never served and fails to start the same way
+// giveUpStarts times in a row, over at least giveUpAfter of virtual time,
+// with every other program up and no partition or clog in force, will not
+// come up: nothing in the world is faulted that could change how its next
+// start goes, so the run stops there instead of restarting it until the
+// horizon (a badger server that failed at Open 281 times in 45 simulated
+// seconds, 4 real minutes, before the client that waited for it gave up).
+const (
+	giveUpStarts = 8
+	giveUpAfter  = int64(time.Second)
+)
+
 // failedStart notes that n's incarnation exited with status code: a node
-// whose every start so far ended the same way never served.
-func (r *runner) failedStart(n *node, code uint32) {
+// whose every start so far ended the same way never served. It reports
+// whether the run ended here (giveUp).
+func (r *runner) failedStart(n *node, code uint32) bool {
 	if n.served {
-		return
+		return false
 	}
 	words := fmt.Sprintf("status %d", code)
 	lines := r.tr.Lines()
@@ -785,10 +800,45 @@ func (r *runner) failedStart(n *node, code uint32) {
 	}
 	if n.failedStarts > 0 && trace.Shape(words, 0) != trace.Shape(n.lastWords, 0) {
 		n.served = true // it did something else once
-		return
+		return false
 	}
 	n.failedStarts++
 	n.lastWords = words
+	if !r.quietFailure(n) {
+		n.quietStarts = 0
+		return false
+	}
+	if n.quietStarts == 0 {
+		n.quietSince = r.s.Now()
+	}
+	n.quietStarts++
+	if n.quietStarts < giveUpStarts || r.s.Now()-n.quietSince < giveUpAfter {
+		return false
+	}
+	n.gaveUp = true
+	r.fail(ClassExit, n, fmt.Sprintf("%s never served: each of its %d starts exited with %s, the last %d with every other program up and no partition or clog in force, so the run stopped there (nothing faulted could change how its next start goes)",
+		n.prog.Name, n.failedStarts, n.lastWords, n.quietStarts))
+	return true
+}
+
+// quietFailure says whether nothing in the world was faulted when n's
+// start failed: no partition or clog in force, every other program up or
+// done, and (under include_workload) none of them paused.
+func (r *runner) quietFailure(n *node) bool {
+	if r.net != nil {
+		if groups, clogs := r.net.Faults(); len(groups) > 0 || len(clogs) > 0 {
+			return false
+		}
+	}
+	for _, m := range r.nodes {
+		if m == n || m.done || m.prog.Role == world.RoleFinally {
+			continue
+		}
+		if !m.up || m.proc.HeldUntil() > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // neverServed is what a failing run's verdict adds about the nodes that
@@ -796,7 +846,7 @@ func (r *runner) failedStart(n *node, code uint32) {
 func (r *runner) neverServed() string {
 	var out []string
 	for _, n := range r.nodes {
-		if !n.served && n.failedStarts >= 2 {
+		if !n.served && !n.gaveUp && n.failedStarts >= 2 {
 			out = append(out, fmt.Sprintf("%s never served: each of its %d starts exited with %s", n.prog.Name, n.failedStarts, n.lastWords))
 		}
 	}
