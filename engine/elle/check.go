@@ -454,8 +454,8 @@ func (c *checker) realtimeOrder() {
 		}
 	}
 	slices.SortFunc(events, func(a, b event) int { return a.pos - b.pos })
-	var buffer []int32               // completed transactions not implied by a later one
-	preds := map[int32][]int32{}     // what each transaction was linked from
+	var buffer []int32           // completed transactions not implied by a later one
+	preds := map[int32][]int32{} // what each transaction was linked from
 	inBuffer := make([]bool, len(c.vtx))
 	for _, e := range events {
 		if e.invoke {

@@ -68,7 +68,7 @@ func sortedKeys(m map[string]bool) []string {
 
 // impliedAnomalies: a -> b when a history with anomaly a also has b.
 var impliedAnomalies = newDAG(edgesOf([][]string{
-	{"G0", "G1c", "G0-process"}, // Adya; G0 is a trivial G0-process
+	{"G0", "G1c", "G0-process"},                  // Adya; G0 is a trivial G0-process
 	{"G0-process", "G1c-process", "G0-realtime"}, // processes are single-threaded
 	{"G0-realtime", "G1c-realtime"},
 	// G1 is the union of G1a, G1b and G1c.
