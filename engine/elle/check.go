@@ -252,6 +252,9 @@ type checker struct {
 	// explainData explains a data relationship between two vertices.
 	explainData func(a, b int32, rel uint8) Step
 
+	// priority is the order in which relationships explain an edge.
+	priority []uint8
+
 	models     []string
 	prohibited map[string]bool
 	incomplete bool
@@ -265,6 +268,7 @@ func CheckListAppend(h *History, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.priority = []uint8{relWW, relWR, relRW, relProcess, relRealtime}
 	if err := c.listAppend(); err != nil {
 		return nil, err
 	}
@@ -279,6 +283,7 @@ func CheckRWRegister(h *History, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.priority = []uint8{relWR, relWW, relRW, relProcess, relRealtime}
 	if err := c.rwRegister(); err != nil {
 		return nil, err
 	}

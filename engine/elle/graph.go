@@ -49,6 +49,23 @@ type graph struct {
 	off []int32
 	to  []int32
 	rel []uint8
+	// prim is the relationship that explains each edge, when sub made the
+	// graph: see primary.
+	prim []uint8
+}
+
+// primary is the one relationship of a set that explains an edge, first
+// in order: Elle explains an edge by the first of its explainers that can
+// (list-append's ww, wr, rw; rw-register's wr, ww, rw; then process or
+// real time), and names a cycle by the relationships so explained. A
+// cycle search that takes only these finds the cycles Elle would name.
+func primary(rels uint8, order []uint8) uint8 {
+	for _, r := range order {
+		if rels&r != 0 {
+			return r
+		}
+	}
+	return 0
 }
 
 func (g *graph) edges() int { return len(g.to) }
@@ -119,7 +136,7 @@ func (g *graph) relBetween(a, b int32) uint8 {
 // sub is the subgraph induced by vs (sorted), with vertex i of the
 // result standing for vs[i]; local maps a vertex of g to its index in vs
 // (-1 for others) and is restored before sub returns.
-func (g *graph) sub(vs []int32, local []int32) *graph {
+func (g *graph) sub(vs []int32, local []int32, order []uint8) *graph {
 	for i, v := range vs {
 		local[v] = int32(i)
 	}
@@ -129,6 +146,7 @@ func (g *graph) sub(vs []int32, local []int32) *graph {
 			if w := local[g.to[e]]; w >= 0 {
 				s.to = append(s.to, w)
 				s.rel = append(s.rel, g.rel[e])
+				s.prim = append(s.prim, primary(g.rel[e], order))
 			}
 		}
 		s.off[i+1] = int32(len(s.to))

@@ -112,7 +112,7 @@ func (c *checker) cycles() {
 			return
 		}
 		vs := members[k]
-		s := &sccSearch{c: c, vs: vs, g: c.g.sub(vs, local)}
+		s := &sccSearch{c: c, vs: vs, g: c.g.sub(vs, local, c.priority)}
 		s.run()
 	}
 }
@@ -337,7 +337,8 @@ type bfsEntry struct {
 
 // find searches the component for a cycle of type t: from each edge of
 // t's start relationship a -> b, a shortest walk back from b to a through
-// the relationships t allows. Walks that repeat a transaction are not
+// the relationships t allows, each edge taken by its primary relationship.
+// Walks that repeat a transaction are not
 // cycles: find keeps a simple cycle of type t inside one, if there is one,
 // and otherwise goes on.
 func (s *sccSearch) find(t cycleType) (Anomaly, bool) {
@@ -364,7 +365,7 @@ func (s *sccSearch) find(t cycleType) (Anomaly, bool) {
 		}
 		for e := g.off[a]; e < g.off[a+1]; e++ {
 			b := g.to[e]
-			if g.rel[e]&t.start == 0 || cs.comp[b] != cs.comp[a] {
+			if g.prim[e] != t.start || cs.comp[b] != cs.comp[a] {
 				continue
 			}
 			if pathCS != nil && pathCS.comp[b] < pathCS.comp[a] {
@@ -423,23 +424,18 @@ func (s *sccSearch) walk(t cycleType, a, b int32, cs, pathCS *components) []hop 
 			if lowest >= 0 && pathCS.comp[w] < lowest {
 				continue
 			}
-			rels := g.rel[e]
-			for r := uint8(1); r <= relRealtime; r <<= 1 {
-				if rels&r == 0 {
-					continue
-				}
-				st, ok := t.step(q.st, r)
-				if !ok || s.seen[w]&(1<<st) != 0 {
-					continue
-				}
-				if s.seen[w] == 0 {
-					s.touched = append(s.touched, w)
-				}
-				s.seen[w] |= 1 << st
-				s.queue = append(s.queue, bfsEntry{v: w, st: st, rel: r, parent: int32(i)})
-				if w == a && t.accepts(st) {
-					return s.path(len(s.queue)-1, a)
-				}
+			r := g.prim[e]
+			st, ok := t.step(q.st, r)
+			if !ok || s.seen[w]&(1<<st) != 0 {
+				continue
+			}
+			if s.seen[w] == 0 {
+				s.touched = append(s.touched, w)
+			}
+			s.seen[w] |= 1 << st
+			s.queue = append(s.queue, bfsEntry{v: w, st: st, rel: r, parent: int32(i)})
+			if w == a && t.accepts(st) {
+				return s.path(len(s.queue)-1, a)
 			}
 		}
 	}
