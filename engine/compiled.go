@@ -65,6 +65,11 @@ func (e *Engine) compile(ctx context.Context, c *compiled, key modKey, prog *Pro
 		}
 	}
 	dir := e.compiledDir(key)
+	unlock, err := guest.LockCompile(ctx, e.opts.CacheDir, key.hash)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if why := checkCompiled(dir, time.Now()); why != "" {
 		e.note(fmt.Sprintf("seedfall: the cached compiled code of %s was corrupt (%s); compiling again", prog.Name, why))
 	}

@@ -2,9 +2,15 @@ package engine
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/seedfall/seedfall/engine/guest"
+	"github.com/seedfall/seedfall/engine/world"
 )
 
 // The rewrite that counts calls and pauses in host calls is kept: a second
@@ -56,5 +62,48 @@ func TestRewriteIsCached(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(mod); !bytes.Equal(got, first) {
 		t.Fatal("the half-written module was left in the cache")
+	}
+}
+
+// Two processes that need the same module compile it once: the second
+// waits for the first's compilation (guest.LockCompile), and stops
+// waiting when its context is done.
+func TestCompileWaitsForAnotherProcess(t *testing.T) {
+	dir := t.TempDir()
+	js := `{"nodes": [], "workload": {"name": "w", "pkg": "./exitcode", "args": ["0"]}}`
+	first, err := New(context.Background(), Options{CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := prepareWith(t, first, js).Programs[0].Hash
+	// Another process is compiling it now: its compiled code is not there.
+	compiled, _ := filepath.Glob(filepath.Join(dir, "compiled", hash[:32]+"-*"))
+	if len(compiled) == 0 {
+		t.Fatalf("no compiled code for %s in %s", hash, dir)
+	}
+	for _, c := range compiled {
+		os.RemoveAll(c)
+	}
+	unlock, err := guest.LockCompile(context.Background(), dir, hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := New(context.Background(), Options{CacheDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guests, _ := filepath.Abs("testdata/guests")
+	w, err := world.Parse([]byte(js), filepath.Join(guests, "seedfall.json"), guests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := second.Prepare(ctx, w); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Prepare while another process compiles the module: %v, want the context's error", err)
+	}
+	unlock()
+	if p := prepareWith(t, second, js); p.Programs[0].Hash != hash {
+		t.Fatalf("after the wait: module %s, want %s", p.Programs[0].Hash, hash)
 	}
 }

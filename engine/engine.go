@@ -192,6 +192,17 @@ func (e *Engine) compiledAs(ctx context.Context, prog *Program, profiled bool) *
 			c.err = fmt.Errorf("node %q: compiling %s: %w", prog.Name, prog.path, c.err)
 		}
 	})
+	if c.err != nil && ctx.Err() != nil {
+		// Stopped, not failed (Ctrl-C, an MCP request cancelled while it
+		// waited for another process's compilation): the next caller
+		// compiles it again instead of getting this error for good.
+		e.mu.Lock()
+		if e.mods[key] == c {
+			delete(e.mods, key)
+			c.close(context.Background())
+		}
+		e.mu.Unlock()
+	}
 	return c
 }
 

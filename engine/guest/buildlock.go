@@ -65,6 +65,15 @@ func lockKey(ctx context.Context, cache, key string) (func(), error) {
 	return waitLock(ctx, filepath.Join(cache, locksDir, "build-"+key[:2]))
 }
 
+// LockCompile holds the compilation of one module (key: its hash, hex)
+// into machine code, which takes a CPU-second or more for a guest of a few
+// MB: two processes that need the same module (two test packages, two
+// scripts of one, two shards) compile it once, and the second loads what
+// the first wrote. unlock releases it.
+func LockCompile(ctx context.Context, cache, key string) (unlock func(), err error) {
+	return waitLock(ctx, filepath.Join(cache, locksDir, "compile-"+key[:2]))
+}
+
 // configID names a build configuration: what decides which packages of the
 // standard library a build compiles, and where the go command keeps them.
 func configID(e *goEnv, overlay string) string {
