@@ -531,35 +531,34 @@ func (c *checker) result() *Result {
 	r := &Result{Transactions: len(c.all), Edges: c.g.edges(), Incomplete: c.incomplete,
 		Anomalies: map[string][]Anomaly{}, Counts: map[string]int{}}
 	r.Models = slices.Clone(c.models)
-	var types []string
-	for t := range c.found {
-		types = append(types, t)
-	}
-	sort.Strings(types)
-	r.Found = types
-	reportable := func(t string) bool {
-		return c.prohibited[t] || t == "empty-transaction-graph" || t == "cycle-search-timeout"
-	}
 	// A <model>-cycle-exists anomaly only stands in for the cycles a
-	// search did not find: drop those whose model other anomalies already
-	// rule out.
-	var others []string
-	for _, t := range types {
+	// search did not name: drop those whose model the other anomalies
+	// already rule out.
+	var all, others []string
+	for t := range c.found {
+		all = append(all, t)
 		if !isCycleExists(t) {
 			others = append(others, t)
 		}
 	}
+	sort.Strings(all)
 	ruledOut := impossibleModels(others)
+	var types []string
+	for _, t := range all {
+		if !isCycleExists(t) || !ruledOut[cycleExistsModel(t)] {
+			types = append(types, t)
+		}
+	}
+	r.Found = types
+	reportable := func(t string) bool {
+		return c.prohibited[t] || t == "empty-transaction-graph" || t == "cycle-search-timeout"
+	}
 	bad := false
 	for _, t := range types {
-		if !reportable(t) {
-			continue
+		if reportable(t) {
+			r.AnomalyTypes = append(r.AnomalyTypes, t)
+			bad = bad || c.prohibited[t]
 		}
-		if isCycleExists(t) && ruledOut[cycleExistsModel(t)] {
-			continue
-		}
-		r.AnomalyTypes = append(r.AnomalyTypes, t)
-		bad = bad || c.prohibited[t]
 	}
 	max := c.opts.MaxAnomalies
 	if max == 0 {
