@@ -331,6 +331,7 @@ func (p *opParser) op(o *parsedOp) (skip bool, err error) {
 	}
 	p.i++
 	var hasType, hasProcess, hasValue bool
+	var valueErr error
 	if p.peek() == '}' {
 		p.i++
 		return false, p.errorf("", "an empty operation: want at least \"type\", \"process\" and \"value\"")
@@ -410,16 +411,16 @@ func (p *opParser) op(o *parsedOp) (skip bool, err error) {
 			}
 			o.Time, o.HasTime = n, true
 		case "value":
-			if skip {
+			// A nemesis's value is no transaction; whether this op is a
+			// nemesis's may only show after its value.
+			start := p.i
+			mops, err := p.mops()
+			if err != nil {
+				p.i = start
 				if err := p.skip("value"); err != nil {
 					return false, err
 				}
-				hasValue = true
-				break
-			}
-			mops, err := p.mops()
-			if err != nil {
-				return false, err
+				valueErr = err
 			}
 			o.Value, hasValue = mops, true
 		default:
@@ -441,6 +442,8 @@ func (p *opParser) op(o *parsedOp) (skip bool, err error) {
 	switch {
 	case skip:
 		return true, nil
+	case valueErr != nil:
+		return false, valueErr
 	case !hasType:
 		return false, p.errorf("", "no \"type\": want \"invoke\", \"ok\", \"fail\" or \"info\"")
 	case !hasProcess:
