@@ -39,7 +39,7 @@ var commandGroups = []struct {
 	title string
 	names []string
 }{
-	{"Find and fix a failure", []string{"run", "replay", "shrink", "debug", "logs", "inspect", "cause", "faults"}},
+	{"Find and fix a failure", []string{"run", "replay", "shrink", "debug", "logs", "inspect", "cause", "faults", "history"}},
 	{"Search and keep", []string{"explore", "pin", "mutate", "cover", "report", "merge"}},
 	{"Workbench and agents", []string{"repl", "script", "mcp"}},
 	{"Set up", []string{"init", "config", "doctor", "sim-mod", "version", "help"}},
@@ -55,6 +55,7 @@ var summaries = map[string]string{
 	"inspect": "show each disk as a run left it, or at a moment",
 	"cause":   "find when a failure became inevitable, and what happened just before",
 	"faults":  "list a seed's fault schedule, or edit it",
+	"history": "check a history of transactions for isolation anomalies, as Jepsen's Elle",
 	"explore": "search for failures with a strategy (guided, random_seeds, ... or your own)",
 	"pin":     "keep a failing schedule as a regression that run replays first",
 	"mutate":  "plant durability bugs and check that the workload notices",

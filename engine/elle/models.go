@@ -428,7 +428,21 @@ func strongestPossible(models []string, anomalies []string) []string {
 			possible[m] = true
 		}
 	}
-	return friendlySorted(extremeModels(modelGraph.in, possible))
+	// A model asked for keeps the name it was asked by (strict- rather
+	// than strong-serializable).
+	var names []string
+	for _, m := range extremeModels(modelGraph.in, possible) {
+		name := friendlyModel(m)
+		for _, r := range models {
+			if canonicalModel(r) == m {
+				name = r
+				break
+			}
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // anomalyDepth is each anomaly's depth in the implication and severity

@@ -122,7 +122,7 @@ func TestElleBoundary(t *testing.T) {
 }
 
 func TestStrongestPossible(t *testing.T) {
-	if got := strongestPossible(strs("strict-serializable"), nil); !slices.Equal(got, strs("strong-serializable")) {
+	if got := strongestPossible(strs("strict-serializable"), nil); !slices.Equal(got, strs("strict-serializable")) {
 		t.Errorf("nothing found: %v", got)
 	}
 	// A G2-item rules out repeatable read and above, not snapshot
