@@ -559,15 +559,22 @@ func (p *opParser) list(field string) ([]Value, error) {
 		p.i++
 		return []Value{}, nil
 	}
-	// Elements go into a shared arena, then out as one slice: no
-	// allocation per read beyond the arena's chunks.
-	var l []Value
+	// Elements go straight into a shared arena, and the list is a slice of
+	// it: no allocation per read beyond the arena's chunks.
+	rd := p.rd
+	start := len(rd.arena)
 	for {
 		v, err := p.scalar(field)
 		if err != nil {
 			return nil, err
 		}
-		l = append(l, v)
+		if len(rd.arena) == cap(rd.arena) {
+			// A new chunk, with the list so far moved to its start.
+			chunk := make([]Value, 0, max(1<<14, 2*(len(rd.arena)-start)))
+			rd.arena = append(chunk, rd.arena[start:]...)
+			start = 0
+		}
+		rd.arena = append(rd.arena, v)
 		switch p.peek() {
 		case ',':
 			p.i++
@@ -579,21 +586,12 @@ func (p *opParser) list(field string) ([]Value, error) {
 		}
 		break
 	}
-	p.rd.elements += len(l)
-	if p.rd.elements > p.rd.lim.MaxElements {
-		return nil, p.errorf(field, "the reads hold more than %d elements in all, the most seedfall history reads: check a part of the history", p.rd.lim.MaxElements)
+	n := len(rd.arena) - start
+	rd.elements += n
+	if rd.elements > rd.lim.MaxElements {
+		return nil, p.errorf(field, "the reads hold more than %d elements in all, the most seedfall history reads: check a part of the history", rd.lim.MaxElements)
 	}
-	return p.rd.keep(l), nil
-}
-
-// keep copies l into the arena and returns the copy.
-func (rd *reader) keep(l []Value) []Value {
-	if len(l) > cap(rd.arena)-len(rd.arena) {
-		rd.arena = make([]Value, 0, max(1<<14, len(l)))
-	}
-	n := len(rd.arena)
-	rd.arena = append(rd.arena, l...)
-	return rd.arena[n : n+len(l) : n+len(l)]
+	return rd.arena[start : start+n : start+n], nil
 }
 
 // scalar decodes a key or a value: an integer or a string.
