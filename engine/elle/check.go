@@ -394,9 +394,12 @@ func (c *checker) txnOf(v int32) *txn { return &c.all[c.vtx[v]] }
 // add records an anomaly.
 func (c *checker) add(a Anomaly) { c.found[a.Type] = append(c.found[a.Type], a) }
 
+// timeNow is time.Now, but for tests.
+var timeNow = time.Now
+
 // expired says whether the deadline has passed, and notes it.
 func (c *checker) expired() bool {
-	if !c.incomplete && !c.opts.Deadline.IsZero() && time.Now().After(c.opts.Deadline) {
+	if !c.incomplete && !c.opts.Deadline.IsZero() && timeNow().After(c.opts.Deadline) {
 		c.incomplete = true
 	}
 	return c.incomplete

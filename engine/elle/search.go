@@ -182,6 +182,9 @@ func (s *sccSearch) run() {
 			break
 		}
 		a, ok := s.find(t)
+		if s.stopped && c.incomplete {
+			break // the deadline: the result says it is incomplete
+		}
 		if s.stopped {
 			// Elle's cycle-search-timeout: say what was searched, and keep
 			// the existence cases, which still rule models out.

@@ -3,6 +3,7 @@ package elle
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -192,6 +193,37 @@ func TestDeadline(t *testing.T) {
 	r = mustRW(t, hist(with(rwOp("wx1"), 0, Fail), rwOp("rx1")), Options{Deadline: time.Now().Add(-time.Second)})
 	if !r.Incomplete || r.Valid != Invalid || !slices.Equal(r.AnomalyTypes, strs("G1a")) {
 		t.Fatalf("rw past the deadline: incomplete %v, valid %v, %v", r.Incomplete, r.Valid, r.AnomalyTypes)
+	}
+}
+
+// A deadline that passes during the cycle search keeps the cycles found
+// before it: the result is incomplete, and not valid.
+func TestDeadlineDuringSearch(t *testing.T) {
+	h := sloppyListAppend(rand.New(rand.NewPCG(1, 1)), 3000, 10, 3)
+	full := mustLA(t, h, Options{})
+	defer func() { timeNow = time.Now }()
+	calls := 0
+	timeNow = func() time.Time {
+		// Time passes once the search has looked at a few components.
+		if calls++; calls > 8 {
+			return time.Now().Add(time.Hour)
+		}
+		return time.Now()
+	}
+	r := mustLA(t, h, Options{Deadline: time.Now().Add(time.Minute)})
+	if !r.Incomplete || r.Valid != Invalid || slices.Contains(r.AnomalyTypes, "cycle-search-timeout") {
+		t.Fatalf("incomplete %v, valid %v, %v", r.Incomplete, r.Valid, r.AnomalyTypes)
+	}
+	cycles := func(r *Result) (n int) {
+		for t, c := range r.Counts {
+			if strings.HasPrefix(t, "G") && !strings.HasPrefix(t, "G1a") && !strings.HasPrefix(t, "G1b") {
+				n += c
+			}
+		}
+		return n
+	}
+	if got, all := cycles(r), cycles(full); got == 0 || got >= all {
+		t.Errorf("%d cycles found before the deadline, of %d", got, all)
 	}
 }
 
