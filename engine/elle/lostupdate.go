@@ -87,9 +87,14 @@ func (c *checker) lostUpdates(write MopKind) {
 			idx = append(idx, fmt.Sprint(op.Index))
 		}
 		k := g.mop.Key
+		who := "the transactions at indices " + strings.Join(idx[:len(idx)-1], ", ") + " and " + idx[len(idx)-1]
+		all, lost := "both", "one update is lost"
+		if len(idx) > 2 {
+			all, lost = "all", "all updates but one are lost"
+		}
 		c.add(Anomaly{Type: "lost-update", Key: &k, Value: value, Txns: g.txns,
-			Explanation: fmt.Sprintf("the transactions at indices %s all read key %v = %s and then %s it: each update was made without the others', so all but one are lost",
-				strings.Join(idx, ", "), k, said, verb)})
+			Explanation: fmt.Sprintf("%s %s read key %v = %s and then %s it: none saw another's update, so %s",
+				who, all, k, said, verb, lost)})
 	}
 }
 
