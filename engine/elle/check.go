@@ -163,6 +163,10 @@ type Anomaly struct {
 	DoesNotContain []string `json:"does-not-contain,omitempty"`
 	// Explanation says what happened, in words.
 	Explanation string `json:"explanation"`
+
+	// fill makes Explanation (and a cycle's Steps), for those kept (see
+	// checker.keep).
+	fill func(a *Anomaly)
 }
 
 // Duplicate is an element a read returned Count times.
@@ -248,7 +252,9 @@ type checker struct {
 
 	b     builder
 	g     *graph
-	found map[string][]Anomaly
+	found map[string][]Anomaly // the instances kept, at most max a type
+	count map[string]int       // the instances found
+	max   int
 	// explainData explains a data relationship between two vertices.
 	explainData func(a, b int32, rel uint8) Step
 
@@ -298,7 +304,10 @@ func newChecker(h *History, opts Options, write MopKind) (*checker, error) {
 	if err := ValidateModels(models); err != nil {
 		return nil, err
 	}
-	c := &checker{h: h, opts: opts, models: models, found: map[string][]Anomaly{}}
+	c := &checker{h: h, opts: opts, models: models, found: map[string][]Anomaly{}, count: map[string]int{}, max: opts.MaxAnomalies}
+	if c.max == 0 {
+		c.max = DefaultMaxAnomalies
+	}
 	// Elle's prohibited anomaly types: those the models forbid, and
 	// those asked for with every anomaly that implies them.
 	c.prohibited = anomaliesProhibitedBy(models)
@@ -391,8 +400,29 @@ func (c *checker) validate(write MopKind) error {
 // txnOf is the transaction of a vertex.
 func (c *checker) txnOf(v int32) *txn { return &c.all[c.vtx[v]] }
 
-// add records an anomaly.
-func (c *checker) add(a Anomaly) { c.found[a.Type] = append(c.found[a.Type], a) }
+// keep counts an instance of anomaly type t, and says whether the result
+// keeps it: a history can hold a great many, and only those kept are
+// worth explaining.
+func (c *checker) keep(t string) bool {
+	c.count[t]++
+	return c.max < 0 || len(c.found[t]) < c.max
+}
+
+// put records an anomaly keep said to keep.
+func (c *checker) put(a Anomaly) {
+	if a.fill != nil {
+		a.fill(&a)
+		a.fill = nil
+	}
+	c.found[a.Type] = append(c.found[a.Type], a)
+}
+
+// add counts and records an anomaly.
+func (c *checker) add(a Anomaly) {
+	if c.keep(a.Type) {
+		c.put(a)
+	}
+}
 
 // timeNow is time.Now, but for tests.
 var timeNow = time.Now
@@ -538,7 +568,7 @@ func (c *checker) result() *Result {
 	// search did not name: drop those whose model the other anomalies
 	// already rule out.
 	var all, others []string
-	for t := range c.found {
+	for t := range c.count {
 		all = append(all, t)
 		if !isCycleExists(t) {
 			others = append(others, t)
@@ -563,17 +593,9 @@ func (c *checker) result() *Result {
 			bad = bad || c.prohibited[t]
 		}
 	}
-	max := c.opts.MaxAnomalies
-	if max == 0 {
-		max = DefaultMaxAnomalies
-	}
 	for _, t := range r.AnomalyTypes {
-		as := c.found[t]
-		r.Counts[t] = len(as)
-		if max > 0 && len(as) > max {
-			as = as[:max]
-		}
-		r.Anomalies[t] = as
+		r.Counts[t] = c.count[t]
+		r.Anomalies[t] = c.found[t]
 	}
 	switch {
 	case bad:

@@ -188,25 +188,28 @@ func (c *checker) laReads(keys map[Value]*laKey, order []*laKey) {
 			}
 			if k.hasFailed {
 				for _, e := range m.List {
-					if w, ok := k.appender[e]; ok && c.all[w].op.Type == Fail {
+					if w, ok := k.appender[e]; ok && c.all[w].op.Type == Fail && c.keep("G1a") {
 						e := e
-						c.add(Anomaly{Type: "G1a", Op: t.op, Mop: m, Writer: c.all[w].op, Elem: &e,
+						c.put(Anomaly{Type: "G1a", Op: t.op, Mop: m, Writer: c.all[w].op, Elem: &e,
 							Explanation: fmt.Sprintf("%s read key %v = %s, which holds %v, appended by a transaction that failed (an aborted read): %s",
 								opName(t.op), m.Key, listString(m.List), e, c.all[w].op)})
 					}
 				}
 			}
 			last := m.List[len(m.List)-1]
-			if w, ok := k.intermediate[last]; ok && c.all[w].op != t.op {
-				c.add(Anomaly{Type: "G1b", Op: t.op, Mop: m, Writer: c.all[w].op, Elem: &last,
+			if w, ok := k.intermediate[last]; ok && c.all[w].op != t.op && c.keep("G1b") {
+				c.put(Anomaly{Type: "G1b", Op: t.op, Mop: m, Writer: c.all[w].op, Elem: &last,
 					Explanation: fmt.Sprintf("%s read key %v = %s, whose last element %v was not the final append to key %v of the transaction that appended it (an intermediate read): %s",
 						opName(t.op), m.Key, listString(m.List), last, m.Key, c.all[w].op)})
 			}
 			if !prefix || len(m.List) > k.garbageAt {
 				for _, e := range m.List {
 					if _, ok := k.appender[e]; !ok {
+						if !c.keep("garbage-read") {
+							break
+						}
 						e := e
-						c.add(Anomaly{Type: "garbage-read", Op: t.op, Mop: m, Elem: &e,
+						c.put(Anomaly{Type: "garbage-read", Op: t.op, Mop: m, Elem: &e,
 							Explanation: fmt.Sprintf("%s read key %v = %s, but no transaction appended %v to key %v (a garbage read)",
 								opName(t.op), m.Key, listString(m.List), e, m.Key)})
 						break
@@ -249,7 +252,7 @@ func (c *checker) laDuplicates(t *txn, m *Mop) {
 			dups = append(dups, Duplicate{e, n})
 		}
 	}
-	if dups == nil {
+	if dups == nil || !c.keep("duplicate-elements") {
 		return
 	}
 	slices.SortFunc(dups, func(a, b Duplicate) int { return CompareValues(a.Element, b.Element) })
@@ -257,7 +260,7 @@ func (c *checker) laDuplicates(t *txn, m *Mop) {
 	for _, d := range dups {
 		said = append(said, fmt.Sprintf("%v %d times", d.Element, d.Count))
 	}
-	c.add(Anomaly{Type: "duplicate-elements", Op: t.op, Mop: m, Duplicates: dups,
+	c.put(Anomaly{Type: "duplicate-elements", Op: t.op, Mop: m, Duplicates: dups,
 		Explanation: fmt.Sprintf("%s read key %v = %s, which holds %s, though each value is appended once",
 			opName(t.op), m.Key, listString(m.List), strings.Join(said, " and "))})
 }
@@ -319,14 +322,21 @@ func laInternalCase(op *Op) (Anomaly, bool) {
 				s.vals, s.suffix = m.List, false
 				continue
 			}
-			exp, said := listJSON(s.vals), listString(s.vals)
-			if s.suffix {
+			exp, vals, suffix := listJSON(s.vals), s.vals, s.suffix
+			if suffix {
 				exp = append([]byte(`["...",`), exp[1:]...)
-				said = "a list ending in " + strings.Trim(said, "[]")
+			}
+			said := func() string {
+				if suffix {
+					return "a list ending in " + strings.Trim(listString(vals), "[]")
+				}
+				return listString(vals)
 			}
 			return Anomaly{Type: "internal", Op: op, Mop: m, Expected: exp,
-				Explanation: fmt.Sprintf("%s read key %v = %s, but its own earlier reads and appends say it holds %s",
-					opName(op), m.Key, listString(m.List), said)}, true
+				fill: func(a *Anomaly) {
+					a.Explanation = fmt.Sprintf("%s read key %v = %s, but its own earlier reads and appends say it holds %s",
+						opName(op), m.Key, listString(m.List), said())
+				}}, true
 		}
 	}
 	return Anomaly{}, false
@@ -344,8 +354,10 @@ func laFutureRead(op *Op) (Anomaly, bool) {
 			if r.F == Read && r.Key == m.Key && slices.Contains(r.List, m.Value) {
 				e := m.Value
 				return Anomaly{Type: "future-read", Op: op, Mop: r, Elem: &e,
-					Explanation: fmt.Sprintf("%s read key %v = %s, which holds %v, an element it appends only later (a future read)",
-						opName(op), r.Key, listString(r.List), e)}, true
+					fill: func(a *Anomaly) {
+						a.Explanation = fmt.Sprintf("%s read key %v = %s, which holds %v, an element it appends only later (a future read)",
+							opName(op), r.Key, listString(r.List), e)
+					}}, true
 			}
 		}
 	}

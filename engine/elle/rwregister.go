@@ -243,13 +243,13 @@ func (c *checker) rwSingles(keys map[Value]*rwKey) {
 			}
 			k := keys[m.Key]
 			w, ok := k.writer[m.Value]
-			if ok && c.all[w].op.Type == Fail {
-				c.add(Anomaly{Type: "G1a", Op: t.op, Mop: m, Writer: c.all[w].op,
+			if ok && c.all[w].op.Type == Fail && c.keep("G1a") {
+				c.put(Anomaly{Type: "G1a", Op: t.op, Mop: m, Writer: c.all[w].op,
 					Explanation: fmt.Sprintf("%s read key %v = %v, written by a transaction that failed (an aborted read): %s",
 						opName(t.op), m.Key, m.Value, c.all[w].op)})
 			}
-			if w, ok := k.intermediate[m.Value]; ok && c.all[w].op != t.op {
-				c.add(Anomaly{Type: "G1b", Op: t.op, Mop: m, Writer: c.all[w].op,
+			if w, ok := k.intermediate[m.Value]; ok && c.all[w].op != t.op && c.keep("G1b") {
+				c.put(Anomaly{Type: "G1b", Op: t.op, Mop: m, Writer: c.all[w].op,
 					Explanation: fmt.Sprintf("%s read key %v = %v, which the transaction that wrote it overwrote before it committed (an intermediate read): %s",
 						opName(t.op), m.Key, m.Value, c.all[w].op)})
 			}
@@ -286,8 +286,10 @@ func rwInternalCase(op *Op) (Anomaly, bool) {
 			continue
 		}
 		return Anomaly{Type: "internal", Op: op, Mop: m, Expected: valueJSON(s.value, s.isNil),
-			Explanation: fmt.Sprintf("%s read key %v = %s, but its own earlier read or write says %s",
-				opName(op), m.Key, valueString(m.Value, m.Nil), valueString(s.value, s.isNil))}, true
+			fill: func(a *Anomaly) {
+				a.Explanation = fmt.Sprintf("%s read key %v = %s, but its own earlier read or write says %s",
+					opName(op), m.Key, valueString(m.Value, m.Nil), valueString(s.value, s.isNil))
+			}}, true
 	}
 	return Anomaly{}, false
 }

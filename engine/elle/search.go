@@ -154,10 +154,13 @@ func (s *sccSearch) run() {
 			idx = append(idx, c.txnOf(s.vs[v]).op.Index)
 		}
 		slices.Sort(idx)
+		spec := spec
 		cases = append(cases, Anomaly{Type: spec.model + "-cycle-exists", Not: friendlyModel(spec.model),
 			Subgraph: spec.subgraph, SCCSize: len(idx), SCC: rawJSON(idx),
-			Explanation: fmt.Sprintf("a cycle exists among these %d transactions over %s edges, which %s forbids, though the search named no cycle: %v",
-				len(idx), spec.subgraph, friendlyModel(spec.model), idx)})
+			fill: func(a *Anomaly) {
+				a.Explanation = fmt.Sprintf("a cycle exists among these %d transactions over %s edges, which %s forbids, though the search named no cycle: %v",
+					len(idx), spec.subgraph, friendlyModel(spec.model), idx)
+			}})
 		for m := range reach(modelGraph.in, []string{spec.model}) {
 			impossible[m] = true
 		}
@@ -527,7 +530,8 @@ func classify(w []hop) string {
 }
 
 // explainCycle makes the anomaly of a cycle: its transactions and why each
-// precedes the next, naming them T1, T2, ... in cycle order.
+// precedes the next, naming them T1, T2, ... in cycle order. The steps and
+// the text are made only for the cycles a result keeps.
 func (s *sccSearch) explainCycle(typ string, w []hop) Anomaly {
 	c := s.c
 	// The walk's hops end at w[i].v coming from the previous hop's vertex;
@@ -539,29 +543,36 @@ func (s *sccSearch) explainCycle(typ string, w []hop) Anomaly {
 		verts[i+1] = s.vs[w[i].v]
 	}
 	a := Anomaly{Type: typ}
-	names := make([]string, n)
-	for i := range verts {
-		names[i] = fmt.Sprintf("T%d", i+1)
-		a.Cycle = append(a.Cycle, c.txnOf(verts[i]).op)
+	for _, v := range verts {
+		a.Cycle = append(a.Cycle, c.txnOf(v).op)
 	}
 	a.Cycle = append(a.Cycle, a.Cycle[0])
-	var text strings.Builder
-	text.WriteString("Let:\n")
-	for i, v := range verts {
-		fmt.Fprintf(&text, "  %s = %s\n", names[i], c.txnOf(v).op)
+	rels := make([]uint8, n)
+	for i := range w {
+		rels[i] = w[i].rel
 	}
-	text.WriteString("\nThen:\n")
-	for i := 0; i < n; i++ {
-		from, to := verts[i], verts[(i+1)%n]
-		st := c.explain(from, to, w[i].rel)
-		st.Explanation = st.render(names[i], names[(i+1)%n])
-		a.Steps = append(a.Steps, st)
-		if i < n-1 {
-			fmt.Fprintf(&text, "  - %s < %s, because %s.\n", names[i], names[(i+1)%n], st.Explanation)
-		} else {
-			fmt.Fprintf(&text, "  - However, %s < %s, because %s: a contradiction!", names[i], names[(i+1)%n], st.Explanation)
+	a.fill = func(a *Anomaly) {
+		names := make([]string, n)
+		for i := range names {
+			names[i] = fmt.Sprintf("T%d", i+1)
 		}
+		var text strings.Builder
+		text.WriteString("Let:\n")
+		for i, v := range verts {
+			fmt.Fprintf(&text, "  %s = %s\n", names[i], c.txnOf(v).op)
+		}
+		text.WriteString("\nThen:\n")
+		for i := 0; i < n; i++ {
+			st := c.explain(verts[i], verts[(i+1)%n], rels[i])
+			st.Explanation = st.render(names[i], names[(i+1)%n])
+			a.Steps = append(a.Steps, st)
+			if i < n-1 {
+				fmt.Fprintf(&text, "  - %s < %s, because %s.\n", names[i], names[(i+1)%n], st.Explanation)
+			} else {
+				fmt.Fprintf(&text, "  - However, %s < %s, because %s: a contradiction!", names[i], names[(i+1)%n], st.Explanation)
+			}
+		}
+		a.Explanation = text.String()
 	}
-	a.Explanation = text.String()
 	return a
 }

@@ -68,3 +68,16 @@ func TestSloppyDatabase(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCheckListAppendSloppy100k checks a history full of anomalies:
+// 100,000 transactions, 10 at a time, from the database above, over 50
+// keys, with the real-time order strict serializability needs.
+func BenchmarkCheckListAppendSloppy100k(b *testing.B) {
+	h := sloppyListAppend(rand.New(rand.NewPCG(1, 1)), 100_000, 10, 50)
+	for b.Loop() {
+		r, err := CheckListAppend(h, Options{})
+		if err != nil || r.Valid != Invalid {
+			b.Fatal(err, r.Valid)
+		}
+	}
+}
