@@ -76,7 +76,7 @@ type Mop struct {
 	IsList bool
 }
 
-// MarshalJSON writes m as the history has it: ["append", 1, 2].
+// MarshalJSON writes m as the history has it: ["append",1,2].
 func (m Mop) MarshalJSON() ([]byte, error) {
 	b := []byte(`["` + m.F.String() + `",`)
 	kb, _ := m.Key.MarshalJSON()

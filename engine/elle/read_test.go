@@ -2,6 +2,7 @@ package elle
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -171,6 +172,7 @@ func FuzzParse(f *testing.F) {
 		`[{"type":"ok","process":0,"value":[["r","x",[1,2]]]},{"type":"fail","process":1,"value":[["append","x",3]]}]`,
 		`{"type":"ok","process":0,"value":[["w","x",1],["r","y",2]]}` + "\n" + `{"type":"info","process":1,"value":[["w","y",2]]}`,
 		`{"type":"ok","process":0,"value":[["r","x","\u00e9\n"]]}`,
+		`{"type":"ok","process":0,"value":[["append","\u007f\u0000",1]]}` + "\n" + `{"type":"ok","process":1,"value":[["r","\u007f\u0000",[1,1]]]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -181,10 +183,18 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, o := range []Options{{}, {ConsistencyModels: strs("serializable"), WFRKeys: true, SequentialKeys: true, LinearizableKeys: true}} {
 			o.CycleSearchBudget = 100000
-			if r, err := CheckListAppend(h, o); err == nil && r.Valid == Valid && len(r.AnomalyTypes) > 0 {
-				t.Fatalf("valid with anomalies %v", r.AnomalyTypes)
+			for _, check := range []func(*History, Options) (*Result, error){CheckListAppend, CheckRWRegister} {
+				r, err := check(h, o)
+				if err != nil {
+					continue
+				}
+				if r.Valid == Valid && len(r.AnomalyTypes) > 0 {
+					t.Fatalf("valid with anomalies %v", r.AnomalyTypes)
+				}
+				if b, err := json.Marshal(r); err != nil || !json.Valid(b) {
+					t.Fatalf("the result is no JSON: %v\n%s", err, b)
+				}
 			}
-			CheckRWRegister(h, o)
 		}
 	})
 }

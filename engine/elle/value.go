@@ -2,6 +2,7 @@ package elle
 
 import (
 	"cmp"
+	"encoding/json"
 	"strconv"
 	"unique"
 )
@@ -49,7 +50,8 @@ func (v Value) String() string {
 // MarshalJSON writes v as a JSON number or string.
 func (v Value) MarshalJSON() ([]byte, error) {
 	if v.IsString() {
-		return []byte(strconv.Quote(v.s.Value())), nil
+		// JSON's quoting, not Go's: no \x escapes, invalid UTF-8 replaced.
+		return json.Marshal(v.s.Value())
 	}
 	return strconv.AppendInt(nil, v.n, 10), nil
 }
