@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
+	"strings"
 )
 
 // buildHint is what to add to the output of a wasip1 build that failed:
@@ -18,10 +19,47 @@ func (b *Builder) buildHint(ctx context.Context, p *buildPlan, req Request, env 
 	if bytes.Contains(output, []byte("no space left on device")) {
 		return "\nthe disk is full: free space, or point SEEDFALL_CACHE (and GOCACHE) at a disk with room"
 	}
+	if h := b.cgoHint(ctx, p.pkg, env, output); h != "" {
+		return h
+	}
 	if h := b.compatHint(ctx, p, req, env, output); h != "" {
 		return h
 	}
 	return b.nativeHint(ctx, p.pkg, env)
+}
+
+// cgoHint names the packages the build needs that are written in cgo (the
+// files that do their work import "C"), when the failed build's output
+// names one of them: GOOS=wasip1 builds without cgo, so such a package
+// loses the files that define what the program calls (go-sqlite3 keeps a
+// mock without cgo, and the program fails with undefined:
+// sqlite3.Version). Packages of the standard library with cgo files (net,
+// os/user) have pure-Go twins and are left out.
+func (b *Builder) cgoHint(ctx context.Context, dir string, env []string, output []byte) string {
+	if ctx.Err() != nil {
+		return ""
+	}
+	cmd := exec.CommandContext(ctx, b.goCmd(), "list", "-e", "-deps", "-f", "{{if and .CgoFiles (not .Standard)}}{{.ImportPath}} {{.Name}}{{end}}", ".")
+	cmd.Dir = dir
+	// The host's target with cgo on, where the cgo files count: the last
+	// of a variable wins.
+	cmd.Env = append(slices.Clip(env), "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH, "CGO_ENABLED=1")
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	var named []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, name, ok := strings.Cut(line, " ")
+		if ok && (bytes.Contains(output, []byte(name+".")) || bytes.Contains(output, []byte(path))) {
+			named = append(named, path)
+		}
+	}
+	if len(named) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n%s uses cgo (its files that define what the program calls import \"C\"), and a program for GOOS=wasip1 is built without cgo, so it cannot call C: use a pure-Go package instead (for SQLite there is none that builds for wasip1 yet: modernc.org/sqlite is pure Go but has no wasip1 libc), or keep the C part out of the programs seedfall runs (docs/compat.md)",
+		strings.Join(named, ", "))
 }
 
 // nativeHint builds the package in dir for the host, output discarded,
