@@ -472,26 +472,36 @@ func (c *checker) processOrder() {
 	}
 }
 
+// rtEvent is a transaction's invocation or completion, at its place in the
+// history.
+type rtEvent struct {
+	pos    int
+	v      int32
+	invoke bool
+}
+
+// realtimeEvents are the invocations and the completions of committed
+// transactions, in the history's order: what real-time order is made of.
+func (c *checker) realtimeEvents() []rtEvent {
+	var events []rtEvent
+	for v := range c.vtx {
+		t := c.txnOf(int32(v))
+		if t.invPos >= 0 {
+			events = append(events, rtEvent{t.invPos, int32(v), true})
+		}
+		if t.op.Type == OK {
+			events = append(events, rtEvent{t.pos, int32(v), false})
+		}
+	}
+	slices.SortFunc(events, func(a, b rtEvent) int { return a.pos - b.pos })
+	return events
+}
+
 // realtimeOrder links each committed transaction to those invoked after it
 // completed: not to all (that is quadratic) but, as Elle, to those invoked
 // before a transaction that follows it completes, which implies the rest.
 func (c *checker) realtimeOrder() {
-	type event struct {
-		pos    int
-		v      int32
-		invoke bool
-	}
-	var events []event
-	for v := range c.vtx {
-		t := c.txnOf(int32(v))
-		if t.invPos >= 0 {
-			events = append(events, event{t.invPos, int32(v), true})
-		}
-		if t.op.Type == OK {
-			events = append(events, event{t.pos, int32(v), false})
-		}
-	}
-	slices.SortFunc(events, func(a, b event) int { return a.pos - b.pos })
+	events := c.realtimeEvents()
 	var buffer []int32           // completed transactions not implied by a later one
 	preds := map[int32][]int32{} // what each transaction was linked from
 	inBuffer := make([]bool, len(c.vtx))

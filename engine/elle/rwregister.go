@@ -502,22 +502,7 @@ func (c *checker) sequentialVersions(keys map[Value]*rwKey, ext [][2][]extMop, e
 // transaction that touched a key is linked to the transactions touching it
 // invoked after it completed, until one of those completes.
 func (c *checker) linearizableVersions(keys map[Value]*rwKey, ext [][2][]extMop, edge func(*rwKey, int32, int32)) {
-	type event struct {
-		pos    int
-		v      int32
-		invoke bool
-	}
-	var events []event
-	for v := range c.vtx {
-		t := c.txnOf(int32(v))
-		if t.invPos >= 0 {
-			events = append(events, event{t.invPos, int32(v), true})
-		}
-		if t.op.Type == OK {
-			events = append(events, event{t.pos, int32(v), false})
-		}
-	}
-	slices.SortFunc(events, func(a, b event) int { return a.pos - b.pos })
+	events := c.realtimeEvents()
 	type vk struct {
 		v   int32
 		key Value
