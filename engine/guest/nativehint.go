@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -25,7 +24,7 @@ func (b *Builder) buildHint(ctx context.Context, p *buildPlan, req Request, env 
 	if h := b.compatHint(ctx, p, req, env, output); h != "" {
 		return h
 	}
-	return b.nativeHint(ctx, p.pkg, env)
+	return b.nativeHint(ctx, p.pkg, env, req.Compat)
 }
 
 // cgoHint names the packages the build needs that are written in cgo (the
@@ -39,15 +38,19 @@ func (b *Builder) cgoHint(ctx context.Context, dir string, env []string, output 
 	if ctx.Err() != nil {
 		return ""
 	}
-	cmd := exec.CommandContext(ctx, b.goCmd(), "list", "-e", "-deps", "-f", "{{if and .CgoFiles (not .Standard)}}{{.ImportPath}} {{.Name}}{{end}}", ".")
-	cmd.Dir = dir
 	// The host's target with cgo on, where the cgo files count: the last
 	// of a variable wins.
-	cmd.Env = append(slices.Clip(env), "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH, "CGO_ENABLED=1")
-	out, err := cmd.Output()
+	cmd, err := b.command(ctx, dir, append(slices.Clip(env), "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH, "CGO_ENABLED=1"),
+		"list", "-e", "-deps", "-f", "{{if and .CgoFiles (not .Standard)}}{{.ImportPath}} {{.Name}}{{end}}", ".")
 	if err != nil {
 		return ""
 	}
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := runCommand(cmd); err != nil {
+		return ""
+	}
+	out := stdout.Bytes()
 	var named []string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		path, name, ok := strings.Cut(line, " ")
@@ -64,18 +67,22 @@ func (b *Builder) cgoHint(ctx context.Context, dir string, env []string, output 
 
 // nativeHint builds the package in dir for the host, output discarded,
 // in the environment of the failed build (its workspace included); when
-// that succeeds it says the package is fine except under wasip1.
-func (b *Builder) nativeHint(ctx context.Context, dir string, env []string) string {
+// that succeeds it says the package is fine except under wasip1, and,
+// unless compat_overlay is on already (compat), that it adds mmap and
+// flock.
+func (b *Builder) nativeHint(ctx context.Context, dir string, env []string, compat bool) string {
 	if ctx.Err() != nil {
 		return ""
 	}
-	cmd := exec.CommandContext(ctx, b.goCmd(), "build", "-o", os.DevNull, ".")
-	cmd.Dir = dir
 	// The last of a variable wins: the host's target over wasip1's.
-	cmd.Env = append(slices.Clip(env), "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH)
-	if err := cmd.Run(); err != nil {
+	cmd, err := b.command(ctx, dir, append(slices.Clip(env), "GOOS="+runtime.GOOS, "GOARCH="+runtime.GOARCH), "build", "-o", os.DevNull, ".")
+	if err != nil || runCommand(cmd) != nil {
 		return ""
 	}
-	return fmt.Sprintf("\nthis package builds for %s/%s but not for GOOS=wasip1: some of what it uses does not exist there (see docs/compat.md; \"compat_overlay\": true adds mmap and flock)",
-		runtime.GOOS, runtime.GOARCH)
+	more := "; \"compat_overlay\": true adds mmap and flock"
+	if compat {
+		more = "; compat_overlay is on, and does not cover it"
+	}
+	return fmt.Sprintf("\nthis package builds for %s/%s but not for GOOS=wasip1: some of what it uses does not exist there (see docs/compat.md%s)",
+		runtime.GOOS, runtime.GOARCH, more)
 }

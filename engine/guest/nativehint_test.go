@@ -53,3 +53,38 @@ func main() { fmt.Println(csql.Version(), net.IPv4len) }
 		t.Errorf("the error blames net, or says only that the package builds natively:\n%s", msg)
 	}
 }
+
+// A package that builds natively but not for wasip1 gets the hint that
+// compat_overlay adds mmap and flock, unless it is on already: then the
+// hint says it does not cover what is missing.
+func TestNativeHintKnowsCompatIsOn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds syscall for wasip1 with the overlay")
+	}
+	dir := newModule(t, map[string]string{"main.go": `package main
+
+import (
+	"fmt"
+	"syscall"
+)
+
+func main() {
+	var u syscall.Utsname
+	fmt.Println(syscall.Uname(&u))
+}
+`})
+	b := &Builder{CacheDir: t.TempDir()}
+	for _, compat := range []bool{false, true} {
+		_, err := b.Build(context.Background(), Request{Node: "server", Pkg: dir, Compat: compat})
+		if err == nil {
+			t.Fatalf("compat %v: syscall.Uname built for wasip1", compat)
+		}
+		want, not := `"compat_overlay": true adds mmap and flock`, "compat_overlay is on, and does not cover it"
+		if compat {
+			want, not = not, want
+		}
+		if msg := err.Error(); !strings.Contains(msg, "but not for GOOS=wasip1") || !strings.Contains(msg, want) || strings.Contains(msg, not) {
+			t.Errorf("compat %v: the error should say %q, not %q:\n%s", compat, want, not, msg)
+		}
+	}
+}
