@@ -21,7 +21,8 @@ import (
 //     "read") whose Return is the value read, in decimal. A model name
 //     "counter:NAME" is a separate counter.
 //
-// Transactions (Txn) are not supported yet.
+// Transactions of several keys are recorded with Txn instead (txn.go), and
+// checked for isolation anomalies rather than linearizability.
 //
 // An operation that is never finished stays open: a write that may have
 // taken effect at any time after it started, a read that tells nothing.

@@ -4,6 +4,22 @@
 // every call is a harmless no-op, so the same program runs unchanged in
 // production.
 //
+// Clients record what they do to the system under test, for seedfall to
+// check when the run is about to pass: single-key operations with Put, Get
+// and Invoke, checked for linearizability (history.go), and transactions
+// with Txn, whose micro-operations Append, ReadList, Write and Read, and
+// whose read results List, Value and None, are checked for the isolation
+// anomalies the world's consistency models forbid (txn.go):
+//
+//	t := sim.Txn(sim.Append(3, 7), sim.ReadList(4)) // as the transaction begins
+//	list, err := store.Run(...)
+//	switch {
+//	case err == nil:
+//		t.Ok(sim.List(list...)) // committed: one result per read, in order
+//	case errors.Is(err, ErrAborted):
+//		t.Fail() // certainly not committed
+//	} // otherwise the outcome is unknown: leave it open
+//
 // The module has no dependencies on purpose: adding it to a program under
 // test must not pull anything else into that program's go.mod.
 //
