@@ -1,6 +1,8 @@
 // Package history owns the operations programs record with sim.Put, sim.Get
 // and sim.Invoke, the models they are checked against, and the
-// linearizability check itself (porcupine, one object at a time).
+// linearizability check itself (porcupine, one object at a time); and the
+// transactions they record with sim.Txn, checked for isolation anomalies
+// with engine/elle (txn.go).
 package history
 
 import (
@@ -41,15 +43,34 @@ type Op struct {
 	client           int // zero-based client id, in order of first operation
 }
 
-// History is the operations of one run, in order of invocation.
+// History is the operations and transactions of one run, in order of
+// invocation.
 type History struct {
 	ops     []*Op
 	clients map[string]int
 	seq     int64
+	// ids are what an id Invoke returned stands for: an operation or a
+	// transaction.
+	ids []entry
+
+	txns       []*Txn
+	events     []txnEvent              // the transactions' invocations and completions, in order
+	procs      map[string]*clientProcs // each client's Elle processes
+	procClient []string                // the client of each process
+	slots      map[*Txn]txnSlot        // the process of each transaction in flight
+	written    map[dupKey]*Txn         // who first wrote each value to each key
+}
+
+// entry is an operation or a transaction.
+type entry struct {
+	op  *Op
+	txn *Txn
 }
 
 // New returns an empty history.
-func New() *History { return &History{clients: map[string]int{}} }
+func New() *History {
+	return &History{clients: map[string]int{}, procs: map[string]*clientProcs{}, slots: map[*Txn]txnSlot{}, written: map[dupKey]*Txn{}}
+}
 
 // Len is the number of operations recorded.
 func (h *History) Len() int { return len(h.ops) }
@@ -58,9 +79,17 @@ func (h *History) Len() int { return len(h.ops) }
 func (h *History) Ops() []*Op { return h.ops }
 
 // Invoke records an invocation by client at virtual time now: fields are the
-// model and its input (sim's encoding). It returns the operation's id, at
-// least 1.
+// model and its input (sim's encoding), or a transaction's workload and its
+// micro-operations. It returns the operation's id, at least 1.
 func (h *History) Invoke(client string, now int64, fields []string) (int64, error) {
+	if IsTxn(fields) {
+		t, err := h.invokeTxn(client, now, fields)
+		if err != nil {
+			return 0, err
+		}
+		h.ids = append(h.ids, entry{txn: t})
+		return int64(len(h.ids)), nil
+	}
 	op, err := parseInvoke(fields)
 	if err != nil {
 		return 0, err
@@ -73,16 +102,30 @@ func (h *History) Invoke(client string, now int64, fields []string) (int64, erro
 	h.seq++
 	op.Client, op.client, op.CallNs, op.Call = client, id, now, h.seq
 	h.ops = append(h.ops, op)
-	return int64(len(h.ops)), nil
+	h.ids = append(h.ids, entry{op: op})
+	return int64(len(h.ids)), nil
+}
+
+// IsTxn reports whether fields, as Invoke takes them, are a transaction's.
+func IsTxn(fields []string) bool {
+	return len(fields) > 0 && (fields[0] == ListAppend || fields[0] == RWRegister)
+}
+
+// IsTxn reports whether id is a transaction's.
+func (h *History) IsTxn(id int64) bool {
+	return id >= 1 && id <= int64(len(h.ids)) && h.ids[id-1].txn != nil
 }
 
 // Return records the outcome of operation id at virtual time now: fields
 // are "ok" or "fail", then the output.
 func (h *History) Return(id int64, now int64, fields []string) error {
-	if id < 1 || id > int64(len(h.ops)) {
+	if id < 1 || id > int64(len(h.ids)) {
 		return fmt.Errorf("no operation %d was recorded", id)
 	}
-	op := h.ops[id-1]
+	if t := h.ids[id-1].txn; t != nil {
+		return h.returnTxn(t, now, fields)
+	}
+	op := h.ids[id-1].op
 	if op.Status != Open {
 		return fmt.Errorf("%s finished twice", op.describe())
 	}
@@ -141,7 +184,7 @@ func parseInvoke(f []string) (*Op, error) {
 		}
 		return nil, fmt.Errorf("counter input %q: want \"add N\" or \"read\"", f[1])
 	}
-	return nil, fmt.Errorf("unknown operation %q (models: kv through sim.Put and sim.Get, counter through sim.Invoke)", strings.Join(f, " "))
+	return nil, fmt.Errorf("unknown operation %q (models: kv through sim.Put and sim.Get, counter through sim.Invoke, list-append and rw-register through sim.Txn)", strings.Join(f, " "))
 }
 
 func (op *Op) parseOutput(f []string) error {
