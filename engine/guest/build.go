@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -285,21 +287,52 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 	}
 	out := filepath.Join(tmp, "out.wasm")
 	args = append(args, "-o", out, ".")
-	cmd, err := b.command(ctx, p.pkg, append(env, "GOTMPDIR="+tmp), args...)
-	if err != nil {
-		return nil, err
-	}
-	var combined bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &combined, &combined
-	if err := runCommand(cmd); err != nil {
+	// Under compat_overlay a build that fails on names a dependency's
+	// files for linux define is made again with those files (tagrule.go).
+	shimmed, rule, taken := uses, map[string]*compat.Patch{}, []string(nil)
+	for round := 0; ; round++ {
+		cmd, err := b.command(ctx, p.pkg, append(env, "GOTMPDIR="+tmp), args...)
+		if err != nil {
+			return nil, err
+		}
+		var combined bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &combined, &combined
+		err = runCommand(cmd)
+		if err == nil {
+			break
+		}
 		output := combined.Bytes()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if p.compat && round < tagRuleRounds {
+			if more := b.tagRule(ctx, p.pkg, env, output, rule); len(more) > 0 {
+				taken = append(taken, more...)
+				uses = slices.Clone(shimmed)
+				for _, path := range slices.Sorted(maps.Keys(rule)) {
+					dir, err := patchedModule(p.cache, *rule[path], b.note)
+					if err != nil {
+						return nil, err
+					}
+					uses = append(uses, dir)
+				}
+				if env, err = workEnv(); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
 		if len(bytes.TrimSpace(output)) == 0 {
 			output = []byte(err.Error())
 		}
-		return nil, p.userErr("%s%s", cleanOutput(string(output)), b.buildHint(ctx, p, req, env, output)) // nativehint.go
+		took := ""
+		if len(taken) > 0 {
+			took = "\nseedfall built it with these files, which leave wasip1 out, taken as for linux (the tag rule, docs/compat.md): " + strings.Join(taken, ", ")
+		}
+		return nil, p.userErr("%s%s%s", cleanOutput(string(output)), took, b.buildHint(ctx, p, req, env, output)) // nativehint.go
+	}
+	if len(taken) > 0 {
+		b.note(fmt.Sprintf("seedfall: node %q builds for wasip1 with files its dependencies wrote for linux (the tag rule, docs/compat.md): %s", req.Node, strings.Join(taken, ", ")))
 	}
 	bin, err := os.ReadFile(out)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(bin) == 0) {

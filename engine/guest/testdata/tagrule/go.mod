@@ -1,0 +1,7 @@
+module example.com/tagrule
+
+go 1.26
+
+require github.com/syndtr/goleveldb v1.0.0
+
+require github.com/golang/snappy v0.0.0-20180518054509-2e65f85255db // indirect
