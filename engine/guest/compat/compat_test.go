@@ -212,6 +212,10 @@ func TestGenericShimConstantsAreLinuxValues(t *testing.T) {
 		"MADV_HUGEPAGE": unix.MADV_HUGEPAGE, "MADV_NOHUGEPAGE": unix.MADV_NOHUGEPAGE,
 		"SOL_SOCKET": unix.SOL_SOCKET, "SCM_RIGHTS": unix.SCM_RIGHTS,
 		"MCL_CURRENT": unix.MCL_CURRENT, "MCL_FUTURE": unix.MCL_FUTURE, "MCL_ONFAULT": unix.MCL_ONFAULT,
+		"SYS_MMAP": unix.SYS_MMAP, "SYS_MPROTECT": unix.SYS_MPROTECT, "SYS_MUNMAP": unix.SYS_MUNMAP, "SYS_MSYNC": unix.SYS_MSYNC,
+		"SYS_MADVISE": unix.SYS_MADVISE, "SYS_FLOCK": unix.SYS_FLOCK, "SYS_FSYNC": unix.SYS_FSYNC, "SYS_FDATASYNC": unix.SYS_FDATASYNC,
+		"SYS_MLOCK": unix.SYS_MLOCK, "SYS_MUNLOCK": unix.SYS_MUNLOCK, "SYS_FADVISE64": unix.SYS_FADVISE64,
+		"SYS_SYNC_FILE_RANGE": unix.SYS_SYNC_FILE_RANGE, "SYS_FALLOCATE": unix.SYS_FALLOCATE,
 	}
 	file, err := parser.ParseFile(token.NewFileSet(), "syscall.go", Template("shims/generic/syscall_wasip1.go.in"), 0)
 	if err != nil {
@@ -288,5 +292,25 @@ func TestUnixRightsLayout(t *testing.T) {
 	}
 	if want := fmt.Sprint(unix.UnixRights(3, 7)); string(out) != want {
 		t.Errorf("the shim lays out UnixRights(3, 7) as %s, Linux as %s", out, want)
+	}
+}
+
+// Under compat_overlay, syscall.Syscall and its kin answer the calls that
+// have a meaning here (seedfallSyscall) instead of failing with ENOSYS:
+// the overlay replaces their four bodies in this Go's syscall_wasip1.go.
+func TestRawSyscallsFitThisGo(t *testing.T) {
+	goroot := runtime.GOROOT()
+	got, err := rawSyscalls(filepath.Join(goroot, "src", "syscall"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil {
+		t.Fatal("this Go's syscall_wasip1.go does not have the ENOSYS bodies the overlay replaces")
+	}
+	if n := strings.Count(string(got), "return seedfallSyscall(trap, a1, a2, a3) // seedfall compat_overlay"); n != 4 {
+		t.Errorf("%d bodies replaced, want 4 (Syscall, Syscall6, RawSyscall, RawSyscall6)", n)
+	}
+	if _, err := parser.ParseFile(token.NewFileSet(), "syscall_wasip1.go", got, 0); err != nil {
+		t.Errorf("the patched file does not parse: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"go/token"
 	"io/fs"
 	"maps"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
@@ -93,6 +94,11 @@ func Overlay(goroot string, pkgs []Package, on bool) (*Files, error) {
 				return nil, fmt.Errorf("compat_overlay: package syscall: %v", err)
 			}
 			f.GOROOT["src/syscall/seedfall_compat_wasip1.go"] = src
+			if raw, err := rawSyscalls(p.Dir); err != nil {
+				return nil, fmt.Errorf("compat_overlay: package syscall: %v", err)
+			} else if raw != nil {
+				f.GOROOT["src/syscall/syscall_wasip1.go"] = raw
+			}
 			// Its Msync and Fdatasync park through the fsync overlay,
 			// which every build from source has: add it here too, for
 			// builds that ask for compat_overlay alone.
@@ -299,4 +305,30 @@ func sortedKeys(m map[string][]byte) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// rawSyscalls is package syscall's syscall_wasip1.go (in dir) with the
+// bodies of Syscall, Syscall6, RawSyscall and RawSyscall6, which fail with
+// ENOSYS, calling seedfallSyscall instead (the generic shim), or nil when
+// the file does not have those bodies (another Go release): the calls then
+// fail with ENOSYS, as without the overlay.
+func rawSyscalls(dir string) ([]byte, error) {
+	src, err := os.ReadFile(filepath.Join(dir, "syscall_wasip1.go"))
+	if err != nil {
+		return nil, err
+	}
+	out := string(src)
+	for _, f := range []struct{ sig, call string }{
+		{"func Syscall(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err Errno) {", "seedfallSyscall(trap, a1, a2, a3)"},
+		{"func Syscall6(trap, a1, a2, a3, a4, a5, a6 uintptr) (r1, r2 uintptr, err Errno) {", "seedfallSyscall(trap, a1, a2, a3)"},
+		{"func RawSyscall(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err Errno) {", "seedfallSyscall(trap, a1, a2, a3)"},
+		{"func RawSyscall6(trap, a1, a2, a3, a4, a5, a6 uintptr) (r1, r2 uintptr, err Errno) {", "seedfallSyscall(trap, a1, a2, a3)"},
+	} {
+		old := f.sig + "\n\treturn 0, 0, ENOSYS\n}"
+		if strings.Count(out, old) != 1 {
+			return nil, nil
+		}
+		out = strings.Replace(out, old, f.sig+"\n\treturn "+f.call+" // seedfall compat_overlay\n}", 1)
+	}
+	return []byte(out), nil
 }
