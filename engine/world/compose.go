@@ -485,8 +485,9 @@ func (w *World) Resolved(absolute bool) ([]byte, error) {
 		Duration: dur(w.Duration), Latency: rng(w.Latency), Links: []jsonLink{},
 		FaultsAfterSetup: w.FaultsAfterSetup, Supervise: w.Supervise, NetOverlay: w.NetOverlay,
 		CompatOverlay: w.CompatOverlay, Coverage: w.Coverage, CoveragePackages: w.CoveragePackages, Watchdog: dur(w.Watchdog), MemoryLimit: SizeText(w.MemoryLimit),
-		Preempt: jsonPreempt{string(w.Preempt.Strategy), w.Preempt.Interleave, w.Preempt.Depth, stepsJSON(w.Preempt.Steps), w.Preempt.Calls, w.Preempt.Loops},
-		CPU:     jsonCPU{w.CPU.NsPerCall, w.CPU.Jitter},
+		Preempt:     jsonPreempt{string(w.Preempt.Strategy), w.Preempt.Interleave, w.Preempt.Depth, stepsJSON(w.Preempt.Steps), w.Preempt.Calls, w.Preempt.Loops},
+		CPU:         jsonCPU{w.CPU.NsPerCall, w.CPU.Jitter},
+		Consistency: w.Consistency,
 	}
 	for i := range w.Nodes {
 		out.Nodes = append(out.Nodes, prog(&w.Nodes[i]))
@@ -553,6 +554,7 @@ type jsonWorld struct {
 	Preempt          jsonPreempt    `json:"preempt"`
 	CPU              jsonCPU        `json:"cpu"`
 	Faults           jsonFaults     `json:"faults"`
+	Consistency      []string       `json:"consistency,omitempty"`
 }
 
 type jsonProgram struct {

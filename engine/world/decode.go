@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/seedfall/seedfall/engine/elle"
 )
 
 // decoder turns the value tree of one file into a World, failing on the
@@ -571,6 +573,11 @@ var worldFields = []field[pending]{
 	}},
 	onWorld(durField("watchdog", true, func(w *World) *time.Duration { return &w.Watchdog })),
 	onWorld(sizeField("memory_limit", MinMemoryLimit, MaxMemoryLimit, func(w *World) *int64 { return &w.MemoryLimit })),
+	{"consistency", func(d *decoder, p *pending, v *value, path string) (bool, error) {
+		ms, err := d.consistency(v, path)
+		p.w.Consistency = ms
+		return !slices.Equal(ms, []string{DefaultConsistency}), err
+	}},
 	{"preempt", func(d *decoder, p *pending, v *value, path string) (bool, error) {
 		return false, d.preempt(v, path, &p.w.Preempt)
 	}},
@@ -593,6 +600,48 @@ var worldFields = []field[pending]{
 		p.w.Profiles = profiles
 		return len(profiles) > 0, err
 	}},
+}
+
+// consistency decodes the consistency models transactions must satisfy: a
+// model's name, or a list of them, by Elle's names.
+func (d *decoder) consistency(v *value, path string) ([]string, error) {
+	elems, single := v.elems, false
+	switch v.kind {
+	case kindString:
+		elems, single = []*value{v}, true
+	case kindArray:
+		if len(elems) == 0 {
+			return nil, d.errAt(v, path, "empty list; name at least one model, such as %q or %q", DefaultConsistency, "serializable")
+		}
+	default:
+		return nil, d.want(v, path, `a consistency model such as "serializable", or a list of them`)
+	}
+	valid := elle.TransactionalModels()
+	var out []string
+	for i, e := range elems {
+		p := path
+		if !single {
+			p = index(path, i)
+		}
+		m, err := d.str(e, p)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Contains(valid, m) {
+			msg := fmt.Sprintf("unknown consistency model %q", m)
+			if slices.Contains(elle.KnownModels(), m) {
+				msg = fmt.Sprintf("%q forbids no anomaly that a check of transactions finds, so a check for it alone always passes", m)
+			} else if s := Suggest(m, valid); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			}
+			return nil, d.errAt(e, p, "%s; the models are %s", msg, strings.Join(valid, ", "))
+		}
+		if slices.Contains(out, m) {
+			return nil, d.errAt(e, p, "%q is listed twice", m)
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // onWorld adapts a field of World to the pending table.

@@ -166,6 +166,10 @@ type World struct {
 	CPU              CPU
 	Liveness         Liveness
 	Faults           Faults
+	// Consistency is the consistency models (Elle's names) that the
+	// transactions recorded with sim.Txn must satisfy; nil means
+	// DefaultConsistency.
+	Consistency []string
 
 	Extends  string    // as written in File, not resolved; "" when absent
 	Files    []string  // the world files read: File, then the one it extends, and so on
@@ -194,6 +198,9 @@ type setField struct {
 const (
 	DefaultDuration = 30 * time.Second
 	DefaultWatchdog = 30 * time.Second
+	// DefaultConsistency is what transactions are checked for when the
+	// world does not say: the strongest model, as in Elle.
+	DefaultConsistency = "strict-serializable"
 )
 
 // DefaultMemoryLimit is memory_limit when the world does not set it: the

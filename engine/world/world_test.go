@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seedfall/seedfall/engine/elle"
 )
 
 const ms = time.Millisecond
@@ -218,6 +220,7 @@ func TestEveryField(t *testing.T) {
   "compat_overlay": true,
   "coverage": true, "coverage_packages": ["example.com/app/...", "go.etcd.io/raft/v3"],
   "watchdog": "1s", "memory_limit": "2GiB",
+  "consistency": ["snapshot-isolation", "strong-session-serializable"],
   "preempt": { "strategy": "pct", "depth": 4, "steps": 1000, "calls": 4194304, "loops": true },
   "cpu": { "ns_per_call": 2.5, "jitter": 0.5 },
   "faults": {
@@ -301,6 +304,7 @@ func TestEveryField(t *testing.T) {
 		{"coverage_packages", w.CoveragePackages, []string{"example.com/app/...", "go.etcd.io/raft/v3"}},
 		{"watchdog", w.Watchdog, time.Second},
 		{"memory_limit", w.MemoryLimit, int64(2 << 30)},
+		{"consistency", w.Consistency, []string{"snapshot-isolation", "strong-session-serializable"}},
 		{"preempt", w.Preempt, Preempt{Strategy: "pct", Depth: 4, Steps: 1000, Calls: 4194304, Loops: true}},
 		{"cpu", w.CPU, CPU{NsPerCall: 2.5, Jitter: 0.5}},
 		{"profile names", len(w.Profiles), 1},
@@ -357,6 +361,7 @@ func TestFieldsUnique(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
+	txnModels := strings.Join(elle.TransactionalModels(), ", ")
 	tests := []struct {
 		name string
 		src  string
@@ -388,6 +393,14 @@ func TestErrors(t *testing.T) {
 		{"duration zero", withWorkload(`"duration": "0s"`), `seedfall.json:2: duration: want a duration above 0, got "0s"`},
 		{"negative duration", withWorkload(`"faults": {"clock_skew": "-1s"}`), `seedfall.json:2: faults.clock_skew: want a duration of 0 or more, got "-1s"`},
 		{"watchdog zero", withWorkload(`"watchdog": "0s"`), `seedfall.json:2: watchdog: want a duration above 0, got "0s"`},
+
+		// Consistency models.
+		{"consistency typo", withWorkload(`"consistency": "serialisable"`), `seedfall.json:2: consistency: unknown consistency model "serialisable" (did you mean "serializable"?); the models are ` + txnModels},
+		{"consistency unknown", withWorkload(`"consistency": ["serializable", "acid"]`), `seedfall.json:2: consistency[1]: unknown consistency model "acid"; the models are ` + txnModels},
+		{"consistency single-object", withWorkload(`"consistency": "linearizable"`), `seedfall.json:2: consistency: "linearizable" forbids no anomaly that a check of transactions finds, so a check for it alone always passes; the models are ` + txnModels},
+		{"consistency empty", withWorkload(`"consistency": []`), `seedfall.json:2: consistency: empty list; name at least one model, such as "strict-serializable" or "serializable"`},
+		{"consistency twice", withWorkload(`"consistency": ["serializable", "serializable"]`), `seedfall.json:2: consistency[1]: "serializable" is listed twice`},
+		{"consistency number", withWorkload(`"consistency": 3`), `seedfall.json:2: consistency: want a consistency model such as "serializable", or a list of them, got 3`},
 		{"range not list", withWorkload(`"latency": "5ms"`), `seedfall.json:2: latency: want a range such as ["1ms", "10ms"], got "5ms"`},
 		{"range length", withWorkload(`"latency": ["1ms"]`), `seedfall.json:2: latency: want a range of two durations such as ["1ms", "10ms"], got 1 values`},
 		{"range element", withWorkload(`"latency": ["1ms", 2]`), `seedfall.json:2: latency[1]: want a duration such as "250ms", got 2`},
@@ -901,5 +914,43 @@ func TestPreemptSteps(t *testing.T) {
 			!strings.Contains(err.Error(), "preempt.steps: want a whole number") {
 			t.Errorf("steps %s: err = %v", bad, err)
 		}
+	}
+}
+
+// "consistency" takes a model or a list of them, in JSON and in TOML, and
+// the resolved world keeps it.
+func TestConsistency(t *testing.T) {
+	for _, tc := range []struct {
+		file, src string
+		want      []string
+	}{
+		{"seedfall.json", withWorkload(""), nil},
+		{"seedfall.json", withWorkload(`"consistency": "snapshot-isolation"`), []string{"snapshot-isolation"}},
+		{"seedfall.json", withWorkload(`"consistency": ["serializable", "strong-session-snapshot-isolation"]`), []string{"serializable", "strong-session-snapshot-isolation"}},
+		{"world.toml", "consistency = \"read-committed\"\nworkload = {name = \"c\", pkg = \"./c\"}\n", []string{"read-committed"}},
+		{"world.toml", "consistency = [\"serializable\"]\nworkload = {name = \"c\", pkg = \"./c\"}\n", []string{"serializable"}},
+	} {
+		w, err := Parse([]byte(tc.src), tc.file, "/proj")
+		if err != nil {
+			t.Fatalf("%s: %v", tc.src, err)
+		}
+		if !slices.Equal(w.Consistency, tc.want) {
+			t.Errorf("%s: Consistency = %q, want %q", tc.src, w.Consistency, tc.want)
+		}
+		j, err := w.JSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := Parse(j, "world.json", "/proj")
+		if err != nil {
+			t.Fatalf("the resolved world does not load: %v\n%s", err, j)
+		}
+		if !slices.Equal(again.Consistency, tc.want) {
+			t.Errorf("%s: resolved, Consistency = %q, want %q", tc.src, again.Consistency, tc.want)
+		}
+	}
+	_, err := Parse([]byte("workload = {name = \"c\", pkg = \"./c\"}\nconsistency = [\"serializable\", \"snapshot\"]\n"), "world.toml", "/proj")
+	if err == nil || !strings.HasPrefix(err.Error(), `world.toml:2: consistency[1]: unknown consistency model "snapshot"`) {
+		t.Errorf("TOML: %v", err)
 	}
 }
