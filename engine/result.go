@@ -21,6 +21,7 @@ const (
 	ClassWatchdog        = "watchdog"        // a program ran too long in real time without yielding
 	ClassLiveness        = "liveness"        // with liveness.within: the workloads did not finish in time once faults stopped
 	ClassLinearizability = "linearizability" // the operations recorded with sim.Put, Get and Invoke are not linearizable
+	ClassIsolation       = "isolation"       // the transactions recorded with sim.Txn show an anomaly the world's consistency models forbid
 	ClassProperty        = "property"        // a sim.Always or AlwaysOrUnreachable was false, or an Unreachable was reached
 	// ReasonHorizon is the reason of a run that passed by reaching its
 	// horizon with a workload still running: its check never ran.
@@ -109,7 +110,7 @@ type Result struct {
 	Disks   []NodeDisk      // with RunOptions.KeepDisks: every program's disk at the end
 	State   *State          // with RunOptions.State: the world at the end
 	States  []*State        // with RunOptions.StatesAt: the world at each moment the run reached, in order
-	History *HistorySummary // operations recorded with sim.Put, Get and Invoke, and the check's verdict; nil if none
+	History *HistorySummary // operations recorded with sim.Put, Get and Invoke and transactions with sim.Txn, and the checks' verdicts; nil if none
 
 	Properties []Property // sim properties this run reached or its programs declare (properties.go)
 	// Guidance is each time a rich assertion's operands came closer than

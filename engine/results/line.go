@@ -29,7 +29,8 @@ type Line struct {
 	Faults   int    `json:"faults"`
 	Schedule string `json:"schedule,omitempty"`
 	// History: operations recorded with sim.Put, Get and Invoke, and the
-	// linearizability check's verdict.
+	// linearizability check's verdict; transactions recorded with sim.Txn,
+	// and the isolation check's verdict and anomalies.
 	History *engine.HistorySummary `json:"history,omitempty"`
 	// Properties: each sim assertion the run reached, with its counts.
 	Properties []engine.Property `json:"properties,omitempty"`

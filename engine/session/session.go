@@ -301,6 +301,11 @@ func WriteRecord(w io.Writer, rec *results.Record, replay, history string) {
 	}
 	fmt.Fprintf(w, "FAIL seed %d at t=%s (%d scheduler steps, %s real)\n", res.Seed, SimTime(res.SimNs), res.Steps, WallTime(res.WallNs))
 	fmt.Fprintf(w, "  %s: %s\n", res.Class, res.Reason)
+	if a := firstAnomaly(res); a != nil {
+		for _, l := range a.Explanation {
+			fmt.Fprintf(w, "    %s\n", l)
+		}
+	}
 	for _, l := range rec.FailureLines(8) {
 		fmt.Fprintf(w, "  %s\n", l.String())
 	}
@@ -310,6 +315,20 @@ func WriteRecord(w io.Writer, rec *results.Record, replay, history string) {
 			fmt.Fprintf(w, "  history: %s (open it in a browser)\n", history)
 		}
 	}
+}
+
+// firstAnomaly is the anomaly an isolation failure's reason names: the
+// first that is not an inconclusive one.
+func firstAnomaly(res *results.Line) *engine.TxnAnomaly {
+	if res.Class != engine.ClassIsolation || res.History == nil {
+		return nil
+	}
+	for i, a := range res.History.Anomalies {
+		if a.Type != "empty-transaction-graph" && a.Type != "cycle-search-timeout" {
+			return &res.History.Anomalies[i]
+		}
+	}
+	return nil
 }
 
 // WriteSource says where a run's faults come from.

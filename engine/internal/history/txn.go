@@ -288,6 +288,14 @@ func (t *Txn) when() string {
 	return fmt.Sprintf("%s at %v-%v", t.Client, call, ret)
 }
 
+// whenProcess is when with the transaction's process, which tells apart
+// the transactions one client runs at once: "client#1 (process 2) at
+// 1.2s-1.3s".
+func (t *Txn) whenProcess() string {
+	w := t.when()
+	return fmt.Sprintf("%s (process %d)%s", t.Client, t.Process, strings.TrimPrefix(w, t.Client))
+}
+
 // text is the transaction's micro-operations, with what its reads
 // returned when it committed: "r 2 [1 4], append 2 9"; "r 3 ?" for a read
 // whose result is not known.
@@ -459,7 +467,7 @@ func (h *History) explainAnomaly(wl string, a *elle.Anomaly, evs []txnEvent) Txn
 		for i := 0; i < n; i++ {
 			t := txnOf(a.Cycle[i])
 			fmt.Fprintf(&sum, "T%d (%s) %s→ ", i+1, t.when(), a.Steps[i].Type)
-			out.Explanation = append(out.Explanation, fmt.Sprintf("T%d = %s: %s", i+1, t.when(), t.text()))
+			out.Explanation = append(out.Explanation, fmt.Sprintf("T%d = %s: %s", i+1, t.whenProcess(), t.text()))
 		}
 		sum.WriteString("T1")
 		out.Summary = sum.String()
@@ -479,7 +487,7 @@ func (h *History) explainAnomaly(wl string, a *elle.Anomaly, evs []txnEvent) Txn
 		}
 		seen[op.Index] = true
 		t := txnOf(op)
-		out.Explanation = append(out.Explanation, fmt.Sprintf("index %d = %s: %s", op.Index, t.when(), t.text()))
+		out.Explanation = append(out.Explanation, fmt.Sprintf("index %d = %s: %s", op.Index, t.whenProcess(), t.text()))
 	}
 	return out
 }

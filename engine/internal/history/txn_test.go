@@ -108,8 +108,8 @@ func TestTxnExplanation(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		"T1 = c#1 at 0s-10ms: r 1 [], r 2 [], append 1 11",
-		"T2 = c#2 at 1ms-11ms: r 1 [], r 2 [], append 2 21",
+		"T1 = c#1 (process 0) at 0s-10ms: r 1 [], r 2 [], append 1 11",
+		"T2 = c#2 (process 1) at 1ms-11ms: r 1 [], r 2 [], append 2 21",
 		"T1 < T2: T1 read key 2 = [] and did not see T2's append of 21, which came next (rw: 21 is the first element of the longest read of key 2)",
 		"T2 < T1: T2 read key 1 = [] and did not see T1's append of 11, which came next (rw: 11 is the first element of the longest read of key 1)",
 	}
