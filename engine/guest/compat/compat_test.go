@@ -216,6 +216,8 @@ func TestGenericShimConstantsAreLinuxValues(t *testing.T) {
 		"SYS_MADVISE": unix.SYS_MADVISE, "SYS_FLOCK": unix.SYS_FLOCK, "SYS_FSYNC": unix.SYS_FSYNC, "SYS_FDATASYNC": unix.SYS_FDATASYNC,
 		"SYS_MLOCK": unix.SYS_MLOCK, "SYS_MUNLOCK": unix.SYS_MUNLOCK, "SYS_FADVISE64": unix.SYS_FADVISE64,
 		"SYS_SYNC_FILE_RANGE": unix.SYS_SYNC_FILE_RANGE, "SYS_FALLOCATE": unix.SYS_FALLOCATE,
+		"RLIMIT_CPU": unix.RLIMIT_CPU, "RLIMIT_FSIZE": unix.RLIMIT_FSIZE, "RLIMIT_DATA": unix.RLIMIT_DATA,
+		"RLIMIT_STACK": unix.RLIMIT_STACK, "RLIMIT_CORE": unix.RLIMIT_CORE, "RLIMIT_AS": unix.RLIMIT_AS,
 	}
 	file, err := parser.ParseFile(token.NewFileSet(), "syscall.go", Template("shims/generic/syscall_wasip1.go.in"), 0)
 	if err != nil {
@@ -309,6 +311,9 @@ func TestRawSyscallsFitThisGo(t *testing.T) {
 	}
 	if n := strings.Count(string(got), "return seedfallSyscall(trap, a1, a2, a3) // seedfall compat_overlay"); n != 4 {
 		t.Errorf("%d bodies replaced, want 4 (Syscall, Syscall6, RawSyscall, RawSyscall6)", n)
+	}
+	if !strings.Contains(string(got), "return seedfallGetrlimit(which, lim) // seedfall compat_overlay") {
+		t.Error("Getrlimit's body is not replaced")
 	}
 	if _, err := parser.ParseFile(token.NewFileSet(), "syscall_wasip1.go", got, 0); err != nil {
 		t.Errorf("the patched file does not parse: %v", err)

@@ -308,10 +308,11 @@ func sortedKeys(m map[string][]byte) []string {
 }
 
 // rawSyscalls is package syscall's syscall_wasip1.go (in dir) with the
-// bodies of Syscall, Syscall6, RawSyscall and RawSyscall6, which fail with
-// ENOSYS, calling seedfallSyscall instead (the generic shim), or nil when
-// the file does not have those bodies (another Go release): the calls then
-// fail with ENOSYS, as without the overlay.
+// bodies of Syscall, Syscall6, RawSyscall, RawSyscall6 and Getrlimit,
+// which fail with ENOSYS, calling seedfallSyscall and seedfallGetrlimit
+// instead (the generic shim), or nil when the file does not have those
+// bodies (another Go release): the calls then fail with ENOSYS, as without
+// the overlay.
 func rawSyscalls(dir string) ([]byte, error) {
 	src, err := os.ReadFile(filepath.Join(dir, "syscall_wasip1.go"))
 	if err != nil {
@@ -323,8 +324,13 @@ func rawSyscalls(dir string) ([]byte, error) {
 		{"func Syscall6(trap, a1, a2, a3, a4, a5, a6 uintptr) (r1, r2 uintptr, err Errno) {", "seedfallSyscall(trap, a1, a2, a3)"},
 		{"func RawSyscall(trap, a1, a2, a3 uintptr) (r1, r2 uintptr, err Errno) {", "seedfallSyscall(trap, a1, a2, a3)"},
 		{"func RawSyscall6(trap, a1, a2, a3, a4, a5, a6 uintptr) (r1, r2 uintptr, err Errno) {", "seedfallSyscall(trap, a1, a2, a3)"},
+		{"func Getrlimit(which int, lim *Rlimit) error {", "seedfallGetrlimit(which, lim)"},
 	} {
-		old := f.sig + "\n\treturn 0, 0, ENOSYS\n}"
+		fails := "0, 0, ENOSYS"
+		if strings.HasPrefix(f.sig, "func Getrlimit") {
+			fails = "ENOSYS"
+		}
+		old := f.sig + "\n\treturn " + fails + "\n}"
 		if strings.Count(out, old) != 1 {
 			return nil, nil
 		}

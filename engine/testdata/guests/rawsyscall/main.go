@@ -25,5 +25,7 @@ func main() {
 	fmt.Printf("fdatasync: errno %d\n", e)
 	_, _, e = syscall.Syscall6(12345, 0, 0, 0, 0, 0, 0)
 	fmt.Printf("unknown: %v\n", e)
-	fmt.Printf("RLIM_INFINITY %#x\n", uint64(syscall.RLIM_INFINITY))
+	var lim syscall.Rlimit
+	err = syscall.Getrlimit(syscall.RLIMIT_AS, &lim)
+	fmt.Printf("RLIMIT_AS %#x %v\n", lim.Cur, err)
 }
