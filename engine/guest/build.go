@@ -305,8 +305,10 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		var other []string
 		if p.compat && round < tagRuleRounds {
-			if more := b.tagRule(ctx, p.pkg, env, output, rule); len(more) > 0 {
+			var more []string
+			if more, other = b.tagRule(ctx, p.pkg, env, output, rule); len(more) > 0 {
 				taken = append(taken, more...)
 				uses = slices.Clone(shimmed)
 				for _, path := range slices.Sorted(maps.Keys(rule)) {
@@ -328,6 +330,9 @@ func (b *Builder) Build(ctx context.Context, req Request) (*Artifact, error) {
 		took := ""
 		if len(taken) > 0 {
 			took = "\nseedfall built it with these files, which leave wasip1 out, taken as for linux (the tag rule, docs/compat.md): " + strings.Join(taken, ", ")
+		}
+		if len(other) > 0 {
+			took += "\nwhat is undefined is defined in " + strings.Join(other, ", ") + ", which would not build for linux either, so the tag rule does not take it: add a file for wasip1 to a fork of that module and point a replace directive at it (docs/compat.md)"
 		}
 		return nil, p.userErr("%s%s%s", cleanOutput(string(output)), took, b.buildHint(ctx, p, req, env, output)) // nativehint.go
 	}

@@ -62,6 +62,13 @@ func patchedModule(cache string, patch compat.Patch, note func(string)) (string,
 	h := sha256.New()
 	keyField(h, "module", m.Path+"@"+m.Version)
 	keyField(h, "files", overlayHash(patch.Files))
+	if m.Version == "" {
+		// A local replacement (the tag rule takes files from those too)
+		// changes as the user edits it: its files are part of the key.
+		if err := hashTree(h, m.Dir); err != nil {
+			return "", err
+		}
+	}
 	key := hex.EncodeToString(h.Sum(nil))[:16]
 	return ensureDir(filepath.Join(cache, "compat", key), note, func(dir string) error {
 		err := filepath.WalkDir(m.Dir, func(src string, d fs.DirEntry, err error) error {

@@ -45,28 +45,29 @@ const tagRuleSuffix = "_seedfall_wasip1.go"
 
 // tagRule looks at a failed build's output and adds to patches (by module
 // path) the files that define what it says is undefined. It reports the
-// files it added, as module@version/path, sorted.
-func (b *Builder) tagRule(ctx context.Context, dir string, env []string, output []byte, patches map[string]*compat.Patch) []string {
+// files it added, as module@version/path, sorted, and the files that define
+// a missing name but would not build for linux either, with their build
+// constraint, for the error to name.
+func (b *Builder) tagRule(ctx context.Context, dir string, env []string, output []byte, patches map[string]*compat.Patch) (added, other []string) {
 	missing := undefinedByPackage(output)
 	if len(missing) == 0 || ctx.Err() != nil {
-		return nil
+		return nil, nil
 	}
 	paths := slices.Sorted(maps.Keys(missing))
 	cmd, err := b.command(ctx, dir, env, append([]string{"list", "-e", "-json=ImportPath,Dir,Module,IgnoredGoFiles"}, paths...)...)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	if runCommand(cmd) != nil {
-		return nil
+		return nil, nil
 	}
 	type module struct {
 		Path, Version, Dir string
 		Main               bool
 		Replace            *module
 	}
-	var added []string
 	dec := json.NewDecoder(&stdout)
 	for {
 		var lp struct {
@@ -77,7 +78,7 @@ func (b *Builder) tagRule(ctx context.Context, dir string, env []string, output 
 		if err := dec.Decode(&lp); err == io.EOF {
 			break
 		} else if err != nil {
-			return added
+			break
 		}
 		m := lp.Module
 		if m == nil || m.Main && patches[m.Path] == nil {
@@ -95,6 +96,9 @@ func (b *Builder) tagRule(ctx context.Context, dir string, env []string, output 
 			continue
 		}
 		version := m.Version
+		if m.Replace != nil {
+			version = m.Replace.Version // "" for a local directory
+		}
 		if p := patches[m.Path]; p != nil {
 			version, modDir = p.Module.Version, p.Module.Dir // the copy's files are the original's
 		}
@@ -104,12 +108,16 @@ func (b *Builder) tagRule(ctx context.Context, dir string, env []string, output 
 				continue
 			}
 			src, err := os.ReadFile(filepath.Join(lp.Dir, name))
-			if err != nil || !buildsAsLinuxWasm(name, src) || !definesAny(src, want) {
+			if err != nil || !definesAny(src, want) {
+				continue
+			}
+			if !buildsAsLinuxWasm(name, src) {
+				other = append(other, fileRef(m.Path, version, rel, name)+constraintOf(src))
 				continue
 			}
 			patch := patches[m.Path]
 			if patch == nil {
-				patch = &compat.Patch{Module: compat.Module{Path: m.Path, Version: m.Version, Dir: modDir}, Files: map[string][]byte{}}
+				patch = &compat.Patch{Module: compat.Module{Path: m.Path, Version: version, Dir: modDir}, Files: map[string][]byte{}}
 				patches[m.Path] = patch
 			}
 			copyPath := filepath.ToSlash(filepath.Join(rel, strings.TrimSuffix(name, ".go")+tagRuleSuffix))
@@ -117,11 +125,35 @@ func (b *Builder) tagRule(ctx context.Context, dir string, env []string, output 
 				continue
 			}
 			patch.Files[copyPath] = forWasip1(src)
-			added = append(added, m.Path+"@"+version+"/"+filepath.ToSlash(filepath.Join(rel, name)))
+			added = append(added, fileRef(m.Path, version, rel, name))
 		}
 	}
 	slices.Sort(added)
-	return added
+	slices.Sort(other)
+	return added, other
+}
+
+// fileRef names a file of a module as module@version/dir/name (without
+// @version for a local replacement).
+func fileRef(module, version, rel, name string) string {
+	if version != "" {
+		module += "@" + version
+	}
+	return module + "/" + filepath.ToSlash(filepath.Join(rel, name))
+}
+
+// constraintOf is a file's build constraint, as " (//go:build ...)", or "".
+func constraintOf(src []byte) string {
+	for _, line := range strings.Split(string(src), "\n") {
+		line = strings.TrimSpace(line)
+		if constraint.IsGoBuild(line) || constraint.IsPlusBuild(line) {
+			return " (" + line + ")"
+		}
+		if line != "" && !strings.HasPrefix(line, "//") {
+			break
+		}
+	}
+	return ""
 }
 
 // undefinedByPackage reads go build's output: a "# import/path" line

@@ -89,3 +89,41 @@ func TestBuildsAsLinuxWasm(t *testing.T) {
 		}
 	}
 }
+
+// The tag rule on a dependency of the user's (a local replacement, so no
+// network): a file for linux and darwin that defines what the package
+// lacks for wasip1 is taken; a name only a darwin file defines is not, and
+// the error names that file and its constraint.
+func TestTagRuleTakesLinuxFiles(t *testing.T) {
+	files := map[string]string{
+		"go.mod":           "module example.com/app\n\ngo 1.21\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ./dep\n",
+		"dep/go.mod":       "module example.com/dep\n\ngo 1.21\n",
+		"dep/dep.go":       "package dep\n\nfunc Lock() error { return newLock() }\n",
+		"dep/lock_unix.go": "//go:build linux || darwin\n\npackage dep\n\nimport \"os\"\n\nfunc newLock() error { _, err := os.Stat(\".\"); return err }\n",
+		"main.go":          "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/dep\"\n)\n\nfunc main() { fmt.Println(dep.Lock()) }\n",
+	}
+	dir := newModule(t, files)
+	b := &Builder{CacheDir: t.TempDir()}
+	var notes []string
+	b.Note = func(s string) { notes = append(notes, s) }
+	if _, err := b.Build(context.Background(), Request{Node: "n", Pkg: dir, Compat: true}); err != nil {
+		t.Fatalf("with the tag rule: %v", err)
+	}
+	if want := `seedfall: node "n" builds for wasip1 with files its dependencies wrote for linux (the tag rule, docs/compat.md): example.com/dep/lock_unix.go`; !slices.Contains(notes, want) {
+		t.Errorf("the notes:\n%s\nwant:\n%s", strings.Join(notes, "\n"), want)
+	}
+
+	files["dep/dep.go"] = "package dep\n\nfunc Lock() error { return newLock() }\n\nfunc Unlock() error { return release() }\n"
+	files["dep/release_darwin.go"] = "package dep\n\nfunc release() error { return nil }\n"
+	files["main.go"] = "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/dep\"\n)\n\nfunc main() { fmt.Println(dep.Lock(), dep.Unlock()) }\n"
+	dir = newModule(t, files)
+	_, err := b.Build(context.Background(), Request{Node: "n", Pkg: dir, Compat: true})
+	if err == nil {
+		t.Fatal("built without release")
+	}
+	for _, want := range []string{"undefined: release", "what is undefined is defined in example.com/dep/release_darwin.go, which would not build for linux either"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error lacks %q:\n%v", want, err)
+		}
+	}
+}
