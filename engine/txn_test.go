@@ -97,3 +97,44 @@ func TestTxnCheckOutOfTimeDoesNotFail(t *testing.T) {
 		t.Errorf("the trace mentions the check:\n%s", output(r, ""))
 	}
 }
+
+// The transactional examples: each bug is found within its limit of seeds
+// as the anomaly its README names, the failing seed gives the same verdict,
+// reason and digest run twice and replayed from its schedule, and the fixed
+// twin passes with its transactions valid.
+func TestTxnExamples(t *testing.T) {
+	for _, ex := range []struct {
+		name    string
+		limit   uint64
+		anomaly string
+	}{{"ledger", 5, "G2-item"}, {"inventory", 10, "G-single-item"}} {
+		t.Run(ex.name, func(t *testing.T) {
+			buggy := prepareFile(t, "../examples/"+ex.name+"/seedfall.json")
+			found := false
+			for seed := uint64(1); seed <= ex.limit && !found; seed++ {
+				r := twice(t, buggy, seed, nil)
+				if r.Passed {
+					continue
+				}
+				found = true
+				if r.Class != ClassIsolation || r.History == nil || len(r.History.AnomalyTypes) == 0 || r.History.AnomalyTypes[0] != ex.anomaly {
+					t.Fatalf("seed %d failed as %s (%+v): %s\n%s", seed, r.Class, r.History, r.Reason, output(r, ""))
+				}
+				again := run(t, buggy, seed, r.Schedule)
+				if again.Digest != r.Digest || again.Reason != r.Reason {
+					t.Fatalf("seed %d: replaying its schedule changed the run:\n%s\n%s", seed, r.Reason, again.Reason)
+				}
+			}
+			if !found {
+				t.Fatalf("the bug of %s was not found in %d seeds", ex.name, ex.limit)
+			}
+			fixed := prepareFile(t, "../examples/"+ex.name+"/seedfall.fixed.json")
+			for seed := uint64(1); seed <= passingSeeds(); seed++ {
+				r := run(t, fixed, seed, nil)
+				if !r.Passed || r.History == nil || r.History.Isolation != "valid" {
+					t.Fatalf("fixed %s seed %d: %v %s: %s, history %+v", ex.name, seed, r.Passed, r.Class, r.Reason, r.History)
+				}
+			}
+		})
+	}
+}
