@@ -302,9 +302,7 @@ func WriteRecord(w io.Writer, rec *results.Record, replay, history string) {
 	fmt.Fprintf(w, "FAIL seed %d at t=%s (%d scheduler steps, %s real)\n", res.Seed, SimTime(res.SimNs), res.Steps, WallTime(res.WallNs))
 	fmt.Fprintf(w, "  %s: %s\n", res.Class, res.Reason)
 	if a := firstAnomaly(res); a != nil {
-		for _, l := range a.Explanation {
-			fmt.Fprintf(w, "    %s\n", l)
-		}
+		writeExplanation(w, a.Explanation)
 	}
 	for _, l := range rec.FailureLines(8) {
 		fmt.Fprintf(w, "  %s\n", l.String())
@@ -314,6 +312,27 @@ func WriteRecord(w io.Writer, rec *results.Record, replay, history string) {
 		if history != "" {
 			fmt.Fprintf(w, "  history: %s (open it in a browser)\n", history)
 		}
+	}
+}
+
+// explanationLines and explanationWidth bound what a verdict shows of an
+// anomaly's explanation: a long cycle, or reads of long lists, would bury
+// the trace. The result's JSON has all of it.
+const (
+	explanationLines = 12
+	explanationWidth = 300
+)
+
+func writeExplanation(w io.Writer, lines []string) {
+	for i, l := range lines {
+		if i == explanationLines {
+			fmt.Fprintf(w, "    ... %d more lines (run -json has them all, in history.anomalies)\n", len(lines)-i)
+			break
+		}
+		if r := []rune(l); len(r) > explanationWidth {
+			l = string(r[:explanationWidth]) + " ..."
+		}
+		fmt.Fprintf(w, "    %s\n", l)
 	}
 }
 

@@ -131,3 +131,34 @@ func TestCauseSaysWhenForksDisagree(t *testing.T) {
 		}
 	}
 }
+
+// An isolation failure's verdict explains the anomaly its reason names, in
+// a few lines: a long explanation, or a long line, is cut short.
+func TestVerdictExplainsAnIsolationFailure(t *testing.T) {
+	long := make([]string, 20)
+	for i := range long {
+		long[i] = "T" + strings.Repeat("x", 400)
+	}
+	res := &engine.Result{Seed: 3, Class: engine.ClassIsolation, Reason: "the transactions are not serializable: G2-item (1 found); G2-item: T1 rw→ T2 rw→ T1",
+		SimNs: int64(time.Second), Steps: 10, Schedule: &faults.Schedule{Seed: 3},
+		History: &engine.HistorySummary{Txns: 4, Isolation: "not valid", AnomalyTypes: []string{"G2-item"}, Anomalies: []engine.TxnAnomaly{
+			{Type: "G2-item", Workload: "list-append", Summary: "T1 rw→ T2 rw→ T1", Explanation: []string{"T1 = c#1: r 1 []", "T2 = c#2: r 2 []"}},
+			{Type: "G0", Workload: "rw-register", Summary: "long", Explanation: long},
+		}}}
+	var b bytes.Buffer
+	WriteResult(&b, res, "seedfall replay -seed 3", "")
+	want := "FAIL seed 3 at t=1s (10 scheduler steps, 0s real)\n" +
+		"  isolation: the transactions are not serializable: G2-item (1 found); G2-item: T1 rw→ T2 rw→ T1\n" +
+		"    T1 = c#1: r 1 []\n    T2 = c#2: r 2 []\n" +
+		"  replay: seedfall replay -seed 3\n"
+	if b.String() != want {
+		t.Errorf("verdict\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	writeExplanation(&b, long)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != explanationLines+1 || lines[explanationLines] != "    ... 8 more lines (run -json has them all, in history.anomalies)" ||
+		!strings.HasSuffix(lines[0], "x ...") || len(lines[0]) != 4+explanationWidth+4 {
+		t.Errorf("a long explanation:\n%s", b.String())
+	}
+}

@@ -466,10 +466,19 @@ func (h *History) explainAnomaly(wl string, a *elle.Anomaly, evs []txnEvent) Txn
 		var sum strings.Builder
 		for i := 0; i < n; i++ {
 			t := txnOf(a.Cycle[i])
-			fmt.Fprintf(&sum, "T%d (%s) %s→ ", i+1, t.when(), a.Steps[i].Type)
+			// A long cycle's summary keeps its ends: the line is a reason.
+			switch {
+			case n <= summaryCycle || i < summaryCycle-2 || i >= n-1:
+				fmt.Fprintf(&sum, "T%d (%s) %s→ ", i+1, t.when(), a.Steps[i].Type)
+			case i == summaryCycle-2:
+				sum.WriteString("… ")
+			}
 			out.Explanation = append(out.Explanation, fmt.Sprintf("T%d = %s: %s", i+1, t.whenProcess(), t.text()))
 		}
 		sum.WriteString("T1")
+		if n > summaryCycle {
+			fmt.Fprintf(&sum, " (a cycle of %d transactions)", n)
+		}
 		out.Summary = sum.String()
 		for i, st := range a.Steps {
 			out.Explanation = append(out.Explanation, fmt.Sprintf("T%d < T%d: %s", i+1, (i+1)%n+1, h.clientNames(st.Explanation, evs)))
@@ -491,6 +500,9 @@ func (h *History) explainAnomaly(wl string, a *elle.Anomaly, evs []txnEvent) Txn
 	}
 	return out
 }
+
+// summaryCycle is the longest cycle a summary names every transaction of.
+const summaryCycle = 5
 
 var (
 	opJSON       = regexp.MustCompile(`\{"index":(\d+),[^{}]*\}`)

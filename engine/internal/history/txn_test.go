@@ -1,6 +1,7 @@
 package history
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -243,5 +244,40 @@ func TestCheckTxnsOutOfTimeIsUnknown(t *testing.T) {
 	}
 	if out.Verdict != Unknown || out.Reason != "" || out.Anomalies != nil {
 		t.Errorf("CheckTxns with no time = %+v, want unknown", out)
+	}
+}
+
+// A long cycle's summary names its first and last transactions and says
+// how long it is; its explanation still has every one.
+func TestLongCycleSummary(t *testing.T) {
+	const n = 7
+	var steps []step
+	// T_k appends to key k, then to key k-1 after T_{k-1} did: a write
+	// cycle through every transaction, which a read of every key shows.
+	for k := 0; k < n; k++ {
+		steps = append(steps, txn(int64(k), "c#1", ListAppend, fmt.Sprintf("append %d %d;append %d %d", k, 100+k, (k+n-1)%n, 200+(k+n-1)%n)))
+	}
+	for k := 0; k < n; k++ {
+		steps = append(steps, ok(int64(10+k), k+1, ""))
+	}
+	var reads, results []string
+	for k := 0; k < n; k++ {
+		reads = append(reads, fmt.Sprintf("r %d", k))
+		results = append(results, fmt.Sprintf("%d %d", 100+k, 200+k))
+	}
+	steps = append(steps, txn(20, "c#2", ListAppend, strings.Join(reads, ";")), ok(30, n+1, strings.Join(results, ";")))
+	out, err := build(t, steps).CheckTxns(nil, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Verdict != NotValid || len(out.Anomalies) == 0 || out.Anomalies[0].Type != "G0" {
+		t.Fatalf("%+v, want a G0", out)
+	}
+	a := out.Anomalies[0]
+	if !strings.Contains(a.Summary, "T3 (c#1 at ") || !strings.Contains(a.Summary, "ww→ … T7 (c#1 at ") || !strings.HasSuffix(a.Summary, "ww→ T1 (a cycle of 7 transactions)") || strings.Contains(a.Summary, "T4 (") {
+		t.Errorf("summary %q", a.Summary)
+	}
+	if len(a.Explanation) != 2*n {
+		t.Errorf("%d lines of explanation, want %d", len(a.Explanation), 2*n)
 	}
 }
