@@ -31,7 +31,7 @@ func TestTxnVerdicts(t *testing.T) {
 		{"aborted-read", "", 3, "not valid",
 			"the transactions are not strict-serializable: G1a (1 found); G1a: the transaction at index 3 (client#1 at 10ms-20ms) read key 1 = 5, written by a transaction that failed (an aborted read): index 1", "G1a"},
 		{"twice", "", 1, "",
-			"client#1 recorded a transaction seedfall cannot check: append 7 is appended to key 1 a second time (first by client#1 at 0s): the check orders a key's values by who wrote them, so each value appended to a key must be unique: draw them from a counter", ""},
+			"client#1 recorded a transaction seedfall cannot check: 7 is appended to key 1 a second time (first by client#1 at 0s): the check orders a key's values by who wrote them, so each value appended to a key must be unique: draw them from a counter", ""},
 	} {
 		t.Run(tc.mode+tc.consistency, func(t *testing.T) {
 			r := twice(t, prepare(t, txnWorld(tc.mode, tc.consistency)), 1, nil)

@@ -37,8 +37,9 @@ type Txn struct {
 	// Done are the same with what the reads returned, once it committed.
 	Mops, Done []elle.Mop
 	Status     Status
-	// Lost says the transaction was left open when its program crashed
-	// or the run ended: its outcome is unknown (Elle's info).
+	// Lost says its program crashed with the transaction open: its
+	// outcome is unknown (Elle's info), as is that of one still open when
+	// the run ends.
 	Lost             bool
 	CallNs, ReturnNs int64 // virtual times; ReturnNs is when it was lost, for a lost one
 }
@@ -150,8 +151,8 @@ func (h *History) invokeTxn(client string, now int64, f []string) (*Txn, error) 
 			if first != t {
 				who = first.when()
 			}
-			return nil, fmt.Errorf("%s %d is %s to key %d a second time (first by %s): the check orders a key's values by who wrote them, so each value %s to a key must be unique: draw them from a counter",
-				m.F, m.Value.Int64(), verb, m.Key.Int64(), who, verb)
+			return nil, fmt.Errorf("%d is %s to key %d a second time (first by %s): the check orders a key's values by who wrote them, so each value %s to a key must be unique: draw them from a counter",
+				m.Value.Int64(), verb, m.Key.Int64(), who, verb)
 		}
 		h.written[k] = t
 	}

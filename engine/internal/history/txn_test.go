@@ -187,7 +187,7 @@ func TestTxnRecordingMistakes(t *testing.T) {
 		{[]string{ListAppend, "w 1 2"}, `list-append transaction, micro-operation 0: "w 1 2": want "append K V" or "r K"`},
 		{[]string{RWRegister, "r 1;append 1 2"}, `rw-register transaction, micro-operation 1: "append 1 2": want "w K V" or "r K"`},
 		{[]string{RWRegister, "w x 2"}, `"x" is not an integer`},
-		{[]string{ListAppend, "append 1 2;append 1 2"}, "append 2 is appended to key 1 a second time (first by this transaction)"},
+		{[]string{ListAppend, "append 1 2;append 1 2"}, "2 is appended to key 1 a second time (first by this transaction)"},
 	} {
 		if _, err := h.Invoke("c#1", 0, tc.fields); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Invoke(%q) = %v, want an error with %q", tc.fields, err, tc.want)
@@ -198,7 +198,7 @@ func TestTxnRecordingMistakes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := h.Invoke("c#2", 5*int64(time.Millisecond), []string{RWRegister, "w 1 2"}); err == nil ||
-		!strings.Contains(err.Error(), "w 2 is written to key 1 a second time (first by c#1 from 0s, never finished): the check orders a key's values by who wrote them, so each value written to a key must be unique: draw them from a counter") {
+		!strings.Contains(err.Error(), "2 is written to key 1 a second time (first by c#1 from 0s, never finished): the check orders a key's values by who wrote them, so each value written to a key must be unique: draw them from a counter") {
 		t.Errorf("a value written twice: %v", err)
 	}
 	if err := h.Return(id, 1, []string{"ok"}); err == nil || !strings.Contains(err.Error(), "returned 0 results for its 1 read") {
