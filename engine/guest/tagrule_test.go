@@ -18,9 +18,13 @@ import (
 // files as for linux. pogreb calls syscall.Syscall(SYS_MADVISE, ...), which
 // compat_overlay's raw system calls answer. (prometheus's tsdb, which
 // needs both, builds too, but its build takes a minute: not here.)
+//
+// It builds three libraries from nothing (half a minute cold): the slow
+// tier runs it (SEEDFALL_SLOW=1, .ci/run); TestTagRuleTakesLinuxFiles
+// shows the rule in the default tier.
 func TestNoForksNeeded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds three libraries for wasip1")
+	if os.Getenv("SEEDFALL_SLOW") != "1" {
+		t.Skip("builds three libraries for wasip1; run with SEEDFALL_SLOW=1")
 	}
 	dir, err := filepath.Abs("testdata/tagrule")
 	if err != nil {
