@@ -108,10 +108,13 @@ func rewritten(dir string, bin []byte, loops bool) ([]byte, string, error) {
 	if loops {
 		variant = "loops"
 	}
+	// Without a name for this build (its executable unreadable), nothing
+	// is looked up or kept: another build's rewrite must not pass for it.
+	id := rewriterID()
 	in := sha256.Sum256(bin)
-	key := sha256.Sum256(fmt.Appendf(nil, "%x %s %s", in, variant, rewriterID()))
+	key := sha256.Sum256(fmt.Appendf(nil, "%x %s %s", in, variant, id))
 	ref := filepath.Join(dir, fmt.Sprintf("from-%x.ref", key))
-	if b, err := os.ReadFile(ref); err == nil {
+	if b, err := os.ReadFile(ref); err == nil && id != "" {
 		hash := strings.TrimSpace(string(b))
 		if out, err := os.ReadFile(filepath.Join(dir, hash+".wasm")); err == nil {
 			if sum := sha256.Sum256(out); hex.EncodeToString(sum[:]) == hash {
@@ -140,7 +143,9 @@ func rewritten(dir string, bin []byte, loops bool) ([]byte, string, error) {
 			return nil, "", fmt.Errorf("%w: %v", errCache, err)
 		}
 	}
-	writeNew(dir, "ref-", ref, []byte(hash+"\n")) // without it, the next run rewrites again
+	if id != "" {
+		writeNew(dir, "ref-", ref, []byte(hash+"\n")) // without it, the next run rewrites again
+	}
 	return counted, hash, nil
 }
 
@@ -167,15 +172,16 @@ func writeNew(dir, prefix, path string, b []byte) error {
 // rewriterID names this seedfall's build, so that a rewrite cached by
 // another build (another version of guest's rewriting) is not taken for
 // this one's: Go's build ID, which the linker writes near the start of
-// the executable, or failing that the executable's hash.
+// the executable, or failing that the executable's hash; "" when the
+// executable cannot be read.
 var rewriterID = sync.OnceValue(func() string {
 	exe, err := os.Executable()
 	if err != nil {
-		return "unknown"
+		return ""
 	}
 	f, err := os.Open(exe)
 	if err != nil {
-		return "unknown"
+		return ""
 	}
 	defer f.Close()
 	head := make([]byte, 64<<10)
@@ -190,7 +196,7 @@ var rewriterID = sync.OnceValue(func() string {
 	h := sha256.New()
 	h.Write(head[:n])
 	if _, err := io.Copy(h, f); err != nil {
-		return "unknown"
+		return ""
 	}
 	return hex.EncodeToString(h.Sum(nil))
 })
